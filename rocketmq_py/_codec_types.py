@@ -1,0 +1,118 @@
+"""Plain classes that both codec implementations build, so callers see one type.
+
+Ports the data model of Java's ``RemotingCommand`` (remoting/protocol) without
+its behaviour: encoding and decoding live in ``_codec`` and ``_codec_py``.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+SERIALIZE_JSON = 0
+SERIALIZE_ROCKETMQ = 1
+
+FLAG_RESPONSE = 0x1
+FLAG_ONEWAY = 0x2
+
+#: Java's LanguageCode enum, in ordinal order (the ordinal is the binary code byte).
+LANGUAGE_NAMES = (
+    "JAVA", "CPP", "DOTNET", "PYTHON", "DELPHI", "ERLANG", "RUBY",
+    "OTHER", "HTTP", "GO", "PHP", "OMS", "RUST",
+)
+LANGUAGE_CODES = {name: code for code, name in enumerate(LANGUAGE_NAMES)}
+LANGUAGE_JAVA = 0
+LANGUAGE_PYTHON = 3
+LANGUAGE_OTHER = 7
+
+#: The MQVersion ordinal of RocketMQ 4.9.8, which this implementation speaks.
+VERSION_4_9_8 = 409
+
+
+class RemotingCommand:
+    """One request or response frame.
+
+    ``ext_fields`` holds the custom header as strings, exactly as on the wire;
+    ``body`` is ``None`` when the frame has no body (Java turns an empty body
+    into null too).
+    """
+
+    __slots__ = (
+        "code", "language", "version", "opaque", "flag",
+        "remark", "ext_fields", "body", "serialize_type",
+    )
+
+    def __init__(
+        self,
+        code: int = 0,
+        language: int = LANGUAGE_PYTHON,
+        version: int = VERSION_4_9_8,
+        opaque: int = 0,
+        flag: int = 0,
+        remark: str | None = None,
+        ext_fields: dict[str, str] | None = None,
+        body: bytes | None = None,
+        serialize_type: int = SERIALIZE_JSON,
+    ) -> None:
+        self.code = code
+        self.language = language
+        self.version = version
+        self.opaque = opaque
+        self.flag = flag
+        self.remark = remark
+        self.ext_fields = ext_fields
+        self.body = body
+        self.serialize_type = serialize_type
+
+    @property
+    def is_response(self) -> bool:
+        return bool(self.flag & FLAG_RESPONSE)
+
+    @property
+    def is_oneway(self) -> bool:
+        return bool(self.flag & FLAG_ONEWAY)
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RemotingCommand):
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        body = "None" if self.body is None else f"<{len(self.body)} bytes>"
+        kind = "response" if self.is_response else ("oneway" if self.is_oneway else "request")
+        return (
+            f"RemotingCommand({kind} code={self.code} opaque={self.opaque} flag={self.flag} "
+            f"language={self.language} version={self.version} remark={self.remark!r} "
+            f"ext_fields={self.ext_fields!r} body={body} serialize_type={self.serialize_type})"
+        )
+
+
+class JsonObjectKey(tuple):
+    """A JSON object used as a map key, as fastjson writes ``Map<MessageQueue, Long>``.
+
+    It is a hashable, ordered tuple of ``(name, value)`` pairs; :meth:`to_dict`
+    gives the object back.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, items: Iterable[tuple[str, object]] | dict) -> "JsonObjectKey":
+        pairs = items.items() if isinstance(items, dict) else items
+        return super().__new__(cls, tuple(sorted((str(k), _freeze(v)) for k, v in pairs)))
+
+    def to_dict(self) -> dict:
+        return dict(self)
+
+    def __repr__(self) -> str:
+        return f"JsonObjectKey({dict(self)!r})"
+
+
+def _freeze(value: object) -> object:
+    if isinstance(value, dict):
+        return JsonObjectKey(value)
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value

@@ -1,0 +1,90 @@
+"""The one place that chooses the codec implementation.
+
+The compiled ``_codec`` extension is used when it was built; the pure-Python
+twin ``_codec_py`` is used when ``ROCKETMQ_PY_NO_EXTENSIONS=1`` or when the
+extension is missing. Everything else imports the codec from here.
+``ROCKETMQ_PY_REQUIRE_EXTENSIONS=1`` turns a missing extension into an error
+(the test suite sets it, so a broken build cannot pass as the twin).
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+_log = logging.getLogger(__name__)
+
+if os.environ.get("ROCKETMQ_PY_NO_EXTENSIONS") == "1":
+    from rocketmq_py import _codec_py as _impl
+else:
+    try:
+        from rocketmq_py import _codec as _impl  # type: ignore[no-redef]
+    except ImportError as error:
+        if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
+            raise ImportError(
+                "the compiled rocketmq_py._codec extension is required (ROCKETMQ_PY_REQUIRE_EXTENSIONS=1) "
+                f"but did not load: {error}; build it with `pip install -e .`"
+            ) from error
+        _log.debug("compiled codec unavailable (%s); using the pure-Python twin", error)
+        from rocketmq_py import _codec_py as _impl  # type: ignore[no-redef]
+
+from rocketmq_py._codec_types import (  # noqa: E402
+    FLAG_ONEWAY,
+    FLAG_RESPONSE,
+    LANGUAGE_CODES,
+    LANGUAGE_JAVA,
+    LANGUAGE_NAMES,
+    LANGUAGE_PYTHON,
+    SERIALIZE_JSON,
+    SERIALIZE_ROCKETMQ,
+    VERSION_4_9_8,
+    JsonObjectKey,
+    RemotingCommand,
+)
+
+IMPLEMENTATION: str = _impl.IMPLEMENTATION
+MAX_FRAME_LENGTH = _impl.MAX_FRAME_LENGTH
+MESSAGE_MAGIC_CODE = _impl.MESSAGE_MAGIC_CODE
+BLANK_MAGIC_CODE = _impl.BLANK_MAGIC_CODE
+COMPRESSION_LZ4 = _impl.COMPRESSION_LZ4
+COMPRESSION_ZSTD = _impl.COMPRESSION_ZSTD
+COMPRESSION_ZLIB = _impl.COMPRESSION_ZLIB
+
+FrameDecoder = _impl.FrameDecoder
+UniqueIdGenerator = _impl.UniqueIdGenerator
+encode_command = _impl.encode_command
+decode_frame = _impl.decode_frame
+encode_json_header = _impl.encode_json_header
+decode_json_header = _impl.decode_json_header
+encode_rocketmq_header = _impl.encode_rocketmq_header
+decode_rocketmq_header = _impl.decode_rocketmq_header
+properties_to_string = _impl.properties_to_string
+string_to_properties = _impl.string_to_properties
+encode_batch = _impl.encode_batch
+decode_batch = _impl.decode_batch
+compression_type = _impl.compression_type
+compress = _impl.compress
+decompress = _impl.decompress
+decode_store_records = _impl.decode_store_records
+encode_store_record = _impl.encode_store_record
+create_offset_msg_id = _impl.create_offset_msg_id
+decode_offset_msg_id = _impl.decode_offset_msg_id
+unique_id_ip = _impl.unique_id_ip
+unique_id_timestamp = _impl.unique_id_timestamp
+java_string_hash = _impl.java_string_hash
+crc32_masked = _impl.crc32_masked
+json_loads = _impl.json_loads
+json_dumps = _impl.json_dumps
+
+__all__ = [
+    "IMPLEMENTATION", "MAX_FRAME_LENGTH", "MESSAGE_MAGIC_CODE", "BLANK_MAGIC_CODE",
+    "COMPRESSION_LZ4", "COMPRESSION_ZSTD", "COMPRESSION_ZLIB",
+    "FLAG_ONEWAY", "FLAG_RESPONSE", "LANGUAGE_CODES", "LANGUAGE_JAVA", "LANGUAGE_NAMES",
+    "LANGUAGE_PYTHON", "SERIALIZE_JSON", "SERIALIZE_ROCKETMQ", "VERSION_4_9_8",
+    "JsonObjectKey", "RemotingCommand", "FrameDecoder", "UniqueIdGenerator",
+    "encode_command", "decode_frame", "encode_json_header", "decode_json_header",
+    "encode_rocketmq_header", "decode_rocketmq_header", "properties_to_string",
+    "string_to_properties", "encode_batch", "decode_batch", "compression_type", "compress",
+    "decompress", "decode_store_records", "encode_store_record", "create_offset_msg_id",
+    "decode_offset_msg_id", "unique_id_ip", "unique_id_timestamp", "java_string_hash",
+    "crc32_masked", "json_loads", "json_dumps",
+]
