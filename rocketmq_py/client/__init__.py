@@ -1,0 +1,1 @@
+"""Clients: the shared client instance, the RPC API, producers and consumers."""
