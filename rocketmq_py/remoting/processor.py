@@ -1,0 +1,174 @@
+"""Request processors and the table that routes requests to them.
+
+Ports ``NettyRequestProcessor`` and the request half of Java's
+``NettyRemotingAbstract.processRequestCommand`` (rocketmq-all-4.9.8): lookup
+by request code with a default, the reject hook, and the error answers
+(not supported, system busy, system error). Oneway requests never get an
+answer.
+"""
+from __future__ import annotations
+
+import abc
+import asyncio
+import inspect
+import logging
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Awaitable, Callable, Union
+
+from rocketmq_py.remoting import command as commands
+from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode
+
+if TYPE_CHECKING:
+    from rocketmq_py.remoting.protocol import RemotingConnection
+
+__all__ = [
+    "RequestContext",
+    "RequestProcessor",
+    "SyncProcessor",
+    "ProcessorTable",
+    "ProcessorLike",
+    "as_processor",
+    "REJECT_REQUEST_REMARK",
+]
+
+_log = logging.getLogger(__name__)
+
+REJECT_REQUEST_REMARK = "[REJECTREQUEST]system busy, start flow control for a while"
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """Where a request came from: the connection, which can also carry requests back to the peer."""
+
+    connection: RemotingConnection
+
+    @property
+    def remote_address(self) -> str:
+        return self.connection.remote_address
+
+
+class RequestProcessor(abc.ABC):
+    """Handles the requests of the codes it is registered for."""
+
+    @abc.abstractmethod
+    async def process(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
+        """The response to ``request``, or ``None`` to send none (a suspended pull, for one)."""
+
+    def reject_request(self) -> bool:
+        """True to answer SYSTEM_BUSY without processing (flow control)."""
+        return False
+
+
+SyncHandler = Callable[[RequestContext, RemotingCommand], Union[RemotingCommand, None]]
+AsyncHandler = Callable[[RequestContext, RemotingCommand], Awaitable[Union[RemotingCommand, None]]]
+ProcessorLike = Union[RequestProcessor, SyncHandler, AsyncHandler]
+
+
+class SyncProcessor(RequestProcessor):
+    """A plain function as a processor, run in ``executor`` when given (for blocking work).
+
+    Without an executor the function runs on the event loop and must not
+    block. In an executor it runs on another thread, so it may use ``ctx``
+    only to read the remote address.
+    """
+
+    def __init__(self, function: SyncHandler, executor: Executor | None = None) -> None:
+        self.function = function
+        self.executor = executor
+
+    async def process(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
+        if self.executor is None:
+            return self.function(ctx, request)
+        return await asyncio.get_running_loop().run_in_executor(self.executor, self.function, ctx, request)
+
+
+class _CoroutineProcessor(RequestProcessor):
+    def __init__(self, function: AsyncHandler) -> None:
+        self.function = function
+
+    async def process(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
+        return await self.function(ctx, request)
+
+
+def as_processor(handler: ProcessorLike, executor: Executor | None = None) -> RequestProcessor:
+    """``handler`` as a :class:`RequestProcessor`: coroutine functions are awaited, plain functions called."""
+    if isinstance(handler, RequestProcessor):
+        if executor is not None:
+            raise TypeError("an executor applies to plain functions only; a RequestProcessor schedules itself")
+        return handler
+    if not callable(handler):
+        raise TypeError(f"a processor must be a RequestProcessor or a function, not {type(handler).__name__}")
+    if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(type(handler).__call__):
+        if executor is not None:
+            raise TypeError("an executor applies to plain functions only, not to coroutine functions")
+        return _CoroutineProcessor(handler)  # type: ignore[arg-type]
+    return SyncProcessor(handler, executor)  # type: ignore[arg-type]
+
+
+def _error_response(request: RemotingCommand, code: RemotingSysResponseCode, remark: str) -> RemotingCommand:
+    # Java builds its error answers with the node's default serialization, not the request's.
+    return commands.create_response(request, code, remark, serialize_type=commands.DEFAULT_SERIALIZE_TYPE)
+
+
+def _describe(error: BaseException) -> str:
+    text = str(error)
+    name = type(error).__name__
+    return f"{name}: {text}" if text else name
+
+
+class ProcessorTable:
+    """Processors by request code, plus a default for the codes nobody registered."""
+
+    def __init__(self, default: ProcessorLike | None = None, executor: Executor | None = None) -> None:
+        self._processors: dict[int, RequestProcessor] = {}
+        self._default = None if default is None else as_processor(default, executor)
+
+    def register(self, code: int, processor: ProcessorLike, executor: Executor | None = None) -> None:
+        """Route requests with ``code`` to ``processor``, replacing any earlier one."""
+        self._processors[int(code)] = as_processor(processor, executor)
+
+    def register_default(self, processor: ProcessorLike | None, executor: Executor | None = None) -> None:
+        """Route unregistered codes to ``processor`` (``None`` answers them REQUEST_CODE_NOT_SUPPORTED)."""
+        self._default = None if processor is None else as_processor(processor, executor)
+
+    def get(self, code: int) -> RequestProcessor | None:
+        """The processor that would handle ``code``."""
+        return self._processors.get(code, self._default)
+
+    def __contains__(self, code: object) -> bool:
+        return code in self._processors
+
+    async def dispatch(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
+        """Run the request through its processor; the answer to send, or ``None`` when none is due."""
+        response = await self._answer(ctx, request)
+        if response is None or request.is_oneway:
+            return None
+        response.opaque = request.opaque
+        commands.mark_response(response)
+        return response
+
+    async def _answer(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
+        processor = self.get(request.code)
+        if processor is None:
+            remark = f" request type {request.code} not supported"
+            _log.error("%s%s", ctx.remote_address, remark)
+            return _error_response(request, RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED, remark)
+        try:
+            if processor.reject_request():
+                return _error_response(request, RemotingSysResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK)
+            response = await processor.process(ctx, request)
+        except Exception as error:
+            _log.error("processing %r from %s failed", request, ctx.remote_address, exc_info=True)
+            return _error_response(request, RemotingSysResponseCode.SYSTEM_ERROR, _describe(error))
+        if response is None:
+            return None
+        if not isinstance(response, RemotingCommand):
+            _log.error("processor %r returned %r instead of a RemotingCommand or None", processor, response)
+            return _error_response(
+                request, RemotingSysResponseCode.SYSTEM_ERROR,
+                f"processor returned {type(response).__name__}, not a RemotingCommand",
+            )
+        # Java 4.9.4+ answers a processed request in the request's serialization.
+        response.serialize_type = request.serialize_type
+        return response

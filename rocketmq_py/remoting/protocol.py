@@ -1,0 +1,289 @@
+"""One RocketMQ connection as an asyncio protocol, the same for client and server sides.
+
+It plays the parts of Java's ``NettyDecoder``/``NettyEncoder`` pipeline and
+the dispatch of ``NettyRemotingAbstract.processMessageReceived``: bytes go
+through ``codec.FrameDecoder``; a response completes the pending request of
+its opaque; a request runs through the processor table in its own task. A
+frame that cannot be decoded closes this connection (Java closes the
+channel), and a lost connection fails its pending requests at once rather
+than at their timeouts.
+
+Flow control follows aiohttp's ``base_protocol``: the transport's write
+buffer watermarks pause and resume writers, who wait on ``_writable`` after
+each frame. On the server side the connection also stops reading while its
+writes are blocked, so a peer that sends requests without reading the
+answers cannot make the server buffer without bound. The client side keeps
+reading, which is what lets a blocked server drain.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from typing import Callable, cast
+
+from rocketmq_py import codec
+from rocketmq_py.errors import CodecError, RemotingSendRequestError
+from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode, create_response
+from rocketmq_py.remoting.future import Outcome, ResponseFuture
+from rocketmq_py.remoting.listener import ConnectionListener
+from rocketmq_py.remoting.processor import ProcessorTable, RequestContext
+
+__all__ = ["RemotingConnection"]
+
+_log = logging.getLogger(__name__)
+
+
+def _address_text(address: object) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return "" if address is None else str(address)
+
+
+class RemotingConnection(asyncio.Protocol):
+    """A connection to one peer: sends frames, matches responses, serves requests."""
+
+    def __init__(
+        self,
+        processors: ProcessorTable,
+        listener: ConnectionListener | None = None,
+        *,
+        idle_timeout_s: float | None = None,
+        pause_reading_when_write_blocked: bool = False,
+        max_frame_length: int = codec.MAX_FRAME_LENGTH,
+        write_buffer_limits: tuple[int, int] = (0, 0),
+    ) -> None:
+        self.processors = processors
+        self.remote_address = ""
+        self.local_address = ""
+        self._listener = listener or ConnectionListener()
+        self._loop = asyncio.get_running_loop()
+        self._decoder = codec.FrameDecoder(max_frame_length)
+        self._transport: asyncio.Transport | None = None
+        self._pending: dict[int, ResponseFuture] = {}
+        self._request_tasks: set[asyncio.Task[None]] = set()
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self._lost: asyncio.Future[None] = self._loop.create_future()
+        self._decode_failed = False
+        self._reading_stopped = False
+        self._pause_reading_when_write_blocked = pause_reading_when_write_blocked
+        self._write_buffer_limits = write_buffer_limits
+        self._idle_timeout_s = idle_timeout_s if idle_timeout_s and idle_timeout_s > 0 else None
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._last_activity = self._loop.time()
+        self._context = RequestContext(self)
+
+    # --- state ------------------------------------------------------------------
+
+    @property
+    def is_open(self) -> bool:
+        """True while frames can be written."""
+        return self._transport is not None and not self._lost.done() and not self._transport.is_closing()
+
+    @property
+    def pending_requests(self) -> int:
+        """Requests sent on this connection that still wait for their response."""
+        return len(self._pending)
+
+    @property
+    def running_requests(self) -> int:
+        """Requests received on this connection whose processing has not finished."""
+        return len(self._request_tasks)
+
+    @property
+    def writing_paused(self) -> bool:
+        return not self._writable.is_set()
+
+    def close(self) -> None:
+        """Close after the frames already written are flushed."""
+        if self._transport is not None:
+            self._transport.close()
+
+    def abort(self) -> None:
+        """Close now, dropping unsent frames."""
+        if self._transport is not None:
+            self._transport.abort()
+
+    async def wait_closed(self, timeout_s: float | None = None) -> bool:
+        """Wait until the connection is gone; False when ``timeout_s`` ran out first."""
+        if timeout_s is None:
+            await asyncio.shield(self._lost)
+            return True
+        done, _ = await asyncio.wait({self._lost}, timeout=timeout_s)
+        return bool(done)
+
+    def stop_reading(self) -> None:
+        """Read no more frames (for a graceful shutdown); responses to requests already read still go out."""
+        self._reading_stopped = True
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.pause_reading()
+
+    async def wait_requests(self, timeout_s: float | None) -> bool:
+        """Wait for the requests being processed; False when some still run after ``timeout_s``."""
+        tasks = set(self._request_tasks)
+        if not tasks:
+            return True
+        _, still_running = await asyncio.wait(tasks, timeout=timeout_s)
+        return not still_running
+
+    def cancel_requests(self) -> None:
+        for task in tuple(self._request_tasks):
+            task.cancel()
+
+    # --- sending ----------------------------------------------------------------
+
+    async def send(self, command: RemotingCommand) -> None:
+        """Write one frame, then wait while the write buffer is above its high watermark."""
+        transport = self._transport
+        if transport is None or self._lost.done() or transport.is_closing():
+            raise RemotingSendRequestError(self.remote_address, "the connection is closed")
+        transport.write(codec.encode_command(command))
+        self._last_activity = self._loop.time()
+        if not self._writable.is_set():
+            await self._writable.wait()
+            if self._lost.done():
+                raise RemotingSendRequestError(self.remote_address, "the connection closed while the frame was written")
+
+    def expect_response(
+        self,
+        opaque: int,
+        timeout_ms: float,
+        callback: Callable[[Outcome], None] | None = None,
+        on_done: Callable[[], None] | None = None,
+    ) -> ResponseFuture:
+        """Register a wait for the response with ``opaque``; do it before sending the request."""
+        if not self.is_open:
+            raise RemotingSendRequestError(self.remote_address, "the connection is closed")
+        if opaque in self._pending:
+            raise ValueError(
+                f"a request with opaque {opaque} already waits for its response on {self.remote_address}; "
+                "create a new request (create_request) for every call"
+            )
+        return ResponseFuture(self._loop, self._pending, opaque, self.remote_address, timeout_ms, callback, on_done)
+
+    # --- asyncio.Protocol ----------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports do not subclass asyncio.Transport, so this is a cast, not a check.
+        transport = cast(asyncio.Transport, transport)
+        self._transport = transport
+        self.remote_address = _address_text(transport.get_extra_info("peername"))
+        self.local_address = _address_text(transport.get_extra_info("sockname"))
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            except (OSError, AttributeError):
+                _log.debug("TCP_NODELAY could not be set on %s", self.remote_address)
+        high, low = self._write_buffer_limits
+        if high > 0:
+            transport.set_write_buffer_limits(high=high, low=low if low > 0 else None)
+        self._last_activity = self._loop.time()
+        if self._idle_timeout_s is not None:
+            self._idle_timer = self._loop.call_later(self._idle_timeout_s, self._check_idle)
+        _log.debug("connection %s -> %s established", self.local_address, self.remote_address)
+        self._listener.on_connect(self)
+
+    def data_received(self, data: bytes) -> None:
+        self._last_activity = self._loop.time()
+        if self._decode_failed:
+            return
+        try:
+            commands = self._decoder.feed(data)
+        except Exception as error:
+            self._decode_failed = True
+            if isinstance(error, CodecError):
+                _log.warning("closing connection from %s: malformed frame: %s", self.remote_address, error)
+            else:
+                _log.exception("closing connection from %s: the frame decoder failed", self.remote_address)
+            self._listener.on_exception(self, error)
+            self.close()
+            return
+        for command in commands:
+            if command.is_response:
+                self._on_response(command)
+            else:
+                self._on_request(command)
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+        if self._pause_reading_when_write_blocked and self._transport is not None:
+            self._transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+        if (
+            self._pause_reading_when_write_blocked
+            and not self._reading_stopped
+            and self._transport is not None
+            and not self._transport.is_closing()
+        ):
+            self._transport.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        self._writable.set()
+        for waiting in tuple(self._pending.values()):
+            waiting.fail(RemotingSendRequestError(
+                self.remote_address, "the connection closed before the response arrived"
+            ))
+        if not self._lost.done():
+            self._lost.set_result(None)
+        if exc is not None:
+            _log.info("connection to %s lost: %s", self.remote_address, exc)
+        else:
+            _log.debug("connection to %s closed", self.remote_address)
+        self._listener.on_close(self)
+
+    # --- receiving ----------------------------------------------------------------
+
+    def _on_response(self, response: RemotingCommand) -> None:
+        waiting = self._pending.get(response.opaque)
+        if waiting is None:
+            _log.warning("response from %s matches no waiting request (late or unknown): %r",
+                         self.remote_address, response)
+            return
+        waiting.set_response(response)
+
+    def _on_request(self, request: RemotingCommand) -> None:
+        task = self._loop.create_task(self._serve(request))
+        self._request_tasks.add(task)
+        task.add_done_callback(self._request_tasks.discard)
+
+    async def _serve(self, request: RemotingCommand) -> None:
+        response = await self.processors.dispatch(self._context, request)
+        if response is None:
+            return
+        try:
+            await self._send_response(request, response)
+        except RemotingSendRequestError:
+            _log.info("the response to %r could not be sent: the connection to %s is closed",
+                      request, self.remote_address)
+
+    async def _send_response(self, request: RemotingCommand, response: RemotingCommand) -> None:
+        try:
+            await self.send(response)
+        except CodecError as error:
+            _log.error("the response to %r cannot be encoded: %s", request, error)
+            await self.send(create_response(
+                request, RemotingSysResponseCode.SYSTEM_ERROR, f"the response could not be encoded: {error}",
+            ))
+
+    def _check_idle(self) -> None:
+        assert self._idle_timeout_s is not None
+        idle_for = self._loop.time() - self._last_activity
+        if idle_for < self._idle_timeout_s:
+            self._idle_timer = self._loop.call_later(self._idle_timeout_s - idle_for, self._check_idle)
+            return
+        self._idle_timer = None
+        if self._lost.done():
+            return
+        _log.info("closing connection to %s: idle for %.0f s", self.remote_address, idle_for)
+        self._listener.on_idle(self)
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "open" if self.is_open else "closed"
+        return f"RemotingConnection({self.local_address} -> {self.remote_address}, {state})"

@@ -1,0 +1,221 @@
+"""Request/response factories, the opaque sequence and the processor table, without sockets."""
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from rocketmq_py import codec
+from rocketmq_py.remoting import (
+    REJECT_REQUEST_REMARK,
+    OpaqueCounter,
+    ProcessorTable,
+    RemotingCommand,
+    RemotingSysResponseCode,
+    RequestContext,
+    RequestProcessor,
+    SyncProcessor,
+    create_request,
+    create_response,
+    mark_oneway,
+)
+from rocketmq_py.remoting import command as commands
+
+
+def test_request_defaults() -> None:
+    request = create_request(105, {"topic": "T"}, b"x")
+    assert (request.code, request.ext_fields, request.body) == (105, {"topic": "T"}, b"x")
+    assert request.language == codec.LANGUAGE_PYTHON and request.version == 409
+    assert request.flag == 0 and not request.is_response and not request.is_oneway
+    assert request.serialize_type == commands.DEFAULT_SERIALIZE_TYPE
+    assert create_request(105).opaque != request.opaque
+
+
+def test_response_copies_opaque_and_serialization() -> None:
+    request = create_request(10, serialize_type=codec.SERIALIZE_ROCKETMQ)
+    response = create_response(request, RemotingSysResponseCode.SYSTEM_BUSY, "busy")
+    assert response.is_response and not response.is_oneway
+    assert (response.code, response.remark, response.opaque) == (2, "busy", request.opaque)
+    assert response.serialize_type == codec.SERIALIZE_ROCKETMQ
+    assert create_response(request, serialize_type=codec.SERIALIZE_JSON).serialize_type == codec.SERIALIZE_JSON
+
+
+def test_mark_oneway_keeps_other_flags() -> None:
+    request = create_request(1)
+    request.flag = 0x10
+    assert mark_oneway(request) is request
+    assert request.flag == 0x12 and request.is_oneway
+
+
+def test_opaque_counter_wraps_like_a_java_int() -> None:
+    counter = OpaqueCounter(start=2**31 - 1)
+    assert [counter.next() for _ in range(3)] == [2**31 - 1, -(2**31), -(2**31) + 1]
+
+
+def test_opaque_counter_is_thread_safe() -> None:
+    counter = OpaqueCounter()
+    seen: list[list[int]] = [[] for _ in range(4)]
+
+    def take(bucket: list[int]) -> None:
+        for _ in range(5000):
+            bucket.append(counter.next())
+
+    threads = [threading.Thread(target=take, args=(bucket,)) for bucket in seen]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    values = [value for bucket in seen for value in bucket]
+    assert sorted(values) == list(range(20000))
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (None, codec.SERIALIZE_JSON), ("JSON", codec.SERIALIZE_JSON), ("ROCKETMQ", codec.SERIALIZE_ROCKETMQ),
+    ("rocketmq", codec.SERIALIZE_ROCKETMQ),
+])
+def test_serialize_type_from_env(monkeypatch: pytest.MonkeyPatch, value: str | None, expected: int) -> None:
+    if value is None:
+        monkeypatch.delenv("ROCKETMQ_SERIALIZE_TYPE", raising=False)
+    else:
+        monkeypatch.setenv("ROCKETMQ_SERIALIZE_TYPE", value)
+    assert commands.serialize_type_from_env() == expected
+
+
+def test_bad_serialize_type_in_env_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROCKETMQ_SERIALIZE_TYPE", "XML")
+    with pytest.raises(ValueError, match="JSON or ROCKETMQ"):
+        commands.serialize_type_from_env()
+
+
+# --- processor table -------------------------------------------------------------------
+
+
+class _Connection:
+    remote_address = "10.1.1.1:5000"
+
+
+CTX = RequestContext(_Connection())  # type: ignore[arg-type]
+
+
+async def test_unknown_code_without_default() -> None:
+    request = create_request(77, serialize_type=codec.SERIALIZE_ROCKETMQ)
+    response = await ProcessorTable().dispatch(CTX, request)
+    assert response is not None
+    assert (response.code, response.remark) == (3, " request type 77 not supported")
+    assert response.opaque == request.opaque and response.is_response
+    assert response.serialize_type == commands.DEFAULT_SERIALIZE_TYPE  # Java answers errors in its default
+
+
+async def test_default_processor_takes_unregistered_codes() -> None:
+    async def fallback(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        return create_response(request, 0, f"default for {request.code}")
+
+    table = ProcessorTable(default=fallback)
+    response = await table.dispatch(CTX, create_request(55))
+    assert response is not None and response.remark == "default for 55"
+    table.register_default(None)
+    response = await table.dispatch(CTX, create_request(55))
+    assert response is not None and response.code == 3
+
+
+async def test_processor_response_is_fixed_up_like_java() -> None:
+    async def sloppy(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        return RemotingCommand(code=0, remark="made by hand")
+
+    table = ProcessorTable()
+    table.register(1, sloppy)
+    request = create_request(1, serialize_type=codec.SERIALIZE_ROCKETMQ)
+    response = await table.dispatch(CTX, request)
+    assert response is not None
+    assert response.opaque == request.opaque and response.is_response
+    assert response.serialize_type == codec.SERIALIZE_ROCKETMQ
+
+
+async def test_exception_becomes_system_error() -> None:
+    def broken(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        raise KeyError("queueId")
+
+    table = ProcessorTable()
+    table.register(1, broken)
+    response = await table.dispatch(CTX, create_request(1))
+    assert response is not None
+    assert (response.code, response.remark) == (1, "KeyError: 'queueId'")
+
+
+async def test_wrong_return_type_becomes_system_error() -> None:
+    table = ProcessorTable()
+    table.register(1, lambda ctx, request: "not a command")  # type: ignore[arg-type]
+    response = await table.dispatch(CTX, create_request(1))
+    assert response is not None and response.code == 1
+
+
+async def test_reject_request_answers_system_busy() -> None:
+    class Busy(RequestProcessor):
+        async def process(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+            raise AssertionError("a rejected request is not processed")
+
+        def reject_request(self) -> bool:
+            return True
+
+    table = ProcessorTable()
+    table.register(1, Busy())
+    response = await table.dispatch(CTX, create_request(1))
+    assert response is not None
+    assert (response.code, response.remark) == (2, REJECT_REQUEST_REMARK)
+    assert REJECT_REQUEST_REMARK == "[REJECTREQUEST]system busy, start flow control for a while"
+
+
+@pytest.mark.parametrize("code", [1, 2, 3, 4])
+async def test_oneway_never_gets_an_answer(code: int) -> None:
+    class Busy(RequestProcessor):
+        async def process(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+            return create_response(request)
+
+        def reject_request(self) -> bool:
+            return True
+
+    def broken(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        raise RuntimeError("x")
+
+    table = ProcessorTable()
+    table.register(1, lambda ctx, request: create_response(request))
+    table.register(2, Busy())
+    table.register(3, broken)
+    assert await table.dispatch(CTX, mark_oneway(create_request(code))) is None
+
+
+async def test_none_means_no_response() -> None:
+    table = ProcessorTable()
+    table.register(1, lambda ctx, request: None)
+    assert await table.dispatch(CTX, create_request(1)) is None
+
+
+async def test_sync_function_runs_in_its_executor() -> None:
+    threads: list[int] = []
+
+    def blocking(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        threads.append(threading.get_ident())
+        return create_response(request, 0, ctx.remote_address)
+
+    with ThreadPoolExecutor(1) as executor:
+        table = ProcessorTable()
+        table.register(1, blocking, executor)
+        assert isinstance(table.get(1), SyncProcessor)
+        response = await table.dispatch(CTX, create_request(1))
+    assert response is not None and response.remark == "10.1.1.1:5000"
+    assert threads and threads[0] != threading.get_ident()
+
+
+async def test_registration_errors() -> None:
+    table = ProcessorTable()
+    with pytest.raises(TypeError):
+        table.register(1, 42)  # type: ignore[arg-type]
+
+    async def coroutine(ctx: RequestContext, request: RemotingCommand) -> None:
+        await asyncio.sleep(0)
+
+    with ThreadPoolExecutor(1) as executor, pytest.raises(TypeError):
+        table.register(1, coroutine, executor)
+    assert 1 not in table

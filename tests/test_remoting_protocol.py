@@ -1,0 +1,225 @@
+"""RemotingConnection driven by hand through a fake transport: no sockets, every step explicit."""
+from __future__ import annotations
+
+import asyncio
+import struct
+from typing import Any
+
+import pytest
+
+from rocketmq_py import codec
+from rocketmq_py.errors import RemotingSendRequestError, RemotingTimeoutError
+from rocketmq_py.remoting import (
+    ConnectionListener,
+    ProcessorTable,
+    RemotingCommand,
+    RemotingConnection,
+    RequestContext,
+    create_request,
+    create_response,
+)
+
+
+class FakeTransport(asyncio.Transport):
+    def __init__(self, protocol: RemotingConnection) -> None:
+        super().__init__()
+        self.protocol = protocol
+        self.written = bytearray()
+        self.closing = False
+        self.reading = True
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("10.0.0.7", 40001), "sockname": ("10.0.0.1", 10911)}.get(name, default)
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.written += data
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def close(self) -> None:
+        if not self.closing:
+            self.closing = True
+            asyncio.get_running_loop().call_soon(self.protocol.connection_lost, None)
+
+    def abort(self) -> None:
+        self.close()
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+    def commands(self) -> list[RemotingCommand]:
+        return codec.FrameDecoder().feed(bytes(self.written))
+
+
+class Events(ConnectionListener):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def on_connect(self, connection: RemotingConnection) -> None:
+        self.seen.append("connect")
+
+    def on_close(self, connection: RemotingConnection) -> None:
+        self.seen.append("close")
+
+    def on_exception(self, connection: RemotingConnection, error: BaseException) -> None:
+        self.seen.append(f"exception {type(error).__name__}")
+
+
+def connect(
+    processors: ProcessorTable | None = None, events: Events | None = None, **options: Any,
+) -> tuple[RemotingConnection, FakeTransport, Events]:
+    events = events or Events()
+    connection = RemotingConnection(processors or ProcessorTable(), events, **options)
+    transport = FakeTransport(connection)
+    connection.connection_made(transport)
+    return connection, transport, events
+
+
+async def test_addresses_and_connect_event() -> None:
+    connection, _, events = connect()
+    assert (connection.remote_address, connection.local_address) == ("10.0.0.7:40001", "10.0.0.1:10911")
+    assert connection.is_open and events.seen == ["connect"]
+
+
+async def test_request_split_into_single_bytes_is_served() -> None:
+    table = ProcessorTable()
+
+    async def echo(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        assert ctx.remote_address == "10.0.0.7:40001"
+        return create_response(request, 0, "pong", request.ext_fields)
+
+    table.register(7, echo)
+    connection, transport, _ = connect(table)
+    request = create_request(7, {"x": "y"}, serialize_type=codec.SERIALIZE_ROCKETMQ)
+    for byte in codec.encode_command(request):
+        connection.data_received(bytes([byte]))
+    while connection.running_requests:
+        await asyncio.sleep(0)
+    (response,) = transport.commands()
+    assert (response.opaque, response.remark, response.ext_fields) == (request.opaque, "pong", {"x": "y"})
+    assert response.serialize_type == codec.SERIALIZE_ROCKETMQ
+
+
+@pytest.mark.parametrize(("length", "accepted"), [(16_777_212, True), (16_777_213, False)])
+async def test_frame_length_limit_is_javas(length: int, accepted: bool) -> None:
+    connection, transport, events = connect()
+    connection.data_received(struct.pack(">i", length))
+    assert transport.closing is not accepted
+    if not accepted:
+        assert events.seen[-1] == "exception FrameTooLargeError"
+
+
+async def test_malformed_frame_closes_and_later_bytes_are_ignored() -> None:
+    connection, transport, events = connect()
+    connection.data_received(struct.pack(">ii", 4, (9 << 24)))
+    assert transport.closing
+    assert events.seen == ["connect", "exception CodecError"]
+    connection.data_received(codec.encode_command(create_request(1)))
+    await asyncio.sleep(0)
+    assert connection.running_requests == 0 and events.seen[-1] == "close"
+
+
+async def test_response_completes_the_matching_request_only() -> None:
+    connection, _, _ = connect()
+    request = create_request(11)
+    waiting = connection.expect_response(request.opaque, 5000)
+    other = create_request(11)
+    connection.data_received(codec.encode_command(create_response(other, 0)))  # unknown opaque: logged, dropped
+    assert not waiting.done
+    connection.data_received(codec.encode_command(create_response(request, 0, "yes")))
+    assert (await waiting.wait()).remark == "yes"
+    assert connection.pending_requests == 0
+
+
+async def test_duplicate_opaque_is_refused() -> None:
+    connection, _, _ = connect()
+    waiting = connection.expect_response(42, 5000)
+    with pytest.raises(ValueError):
+        connection.expect_response(42, 5000)
+    waiting.discard()
+    assert connection.pending_requests == 0
+
+
+async def test_timeout_removes_the_pending_entry() -> None:
+    connection, _, _ = connect()
+    waiting = connection.expect_response(5, 10)
+    with pytest.raises(RemotingTimeoutError):
+        await waiting.wait()
+    assert connection.pending_requests == 0
+
+
+async def test_connection_lost_fails_every_pending_request_at_once() -> None:
+    connection, _, events = connect()
+    awaited = connection.expect_response(1, 60000)
+    outcomes: list[object] = []
+    connection.expect_response(2, 60000, outcomes.append)
+    connection.connection_lost(ConnectionResetError("reset by peer"))
+    with pytest.raises(RemotingSendRequestError):
+        await awaited.wait()
+    assert len(outcomes) == 1 and isinstance(outcomes[0], RemotingSendRequestError)
+    assert connection.pending_requests == 0 and not connection.is_open
+    assert events.seen[-1] == "close"
+    with pytest.raises(RemotingSendRequestError):
+        await connection.send(create_request(1))
+
+
+async def test_server_side_stops_reading_while_writes_are_blocked() -> None:
+    connection, transport, _ = connect(pause_reading_when_write_blocked=True)
+    connection.pause_writing()
+    assert not transport.reading and connection.writing_paused
+    sending = asyncio.ensure_future(connection.send(create_request(3)))
+    await asyncio.sleep(0)
+    assert not sending.done() and len(transport.written) > 0  # written once, then waiting to drain
+    connection.resume_writing()
+    await sending
+    assert transport.reading
+
+
+async def test_client_side_keeps_reading_while_writes_are_blocked() -> None:
+    connection, transport, _ = connect()
+    connection.pause_writing()
+    assert transport.reading
+    connection.resume_writing()
+
+
+async def test_stop_reading_survives_resume_writing() -> None:
+    connection, transport, _ = connect(pause_reading_when_write_blocked=True)
+    connection.stop_reading()
+    connection.pause_writing()
+    connection.resume_writing()
+    assert not transport.reading
+
+
+async def test_send_waiting_to_drain_fails_when_the_connection_is_lost() -> None:
+    connection, _, _ = connect()
+    connection.pause_writing()
+    sending = asyncio.ensure_future(connection.send(create_request(3)))
+    await asyncio.sleep(0)
+    connection.connection_lost(None)
+    with pytest.raises(RemotingSendRequestError):
+        await sending
+
+
+async def test_each_frame_is_one_write() -> None:
+    connection, transport, _ = connect()
+    writes: list[bytes] = []
+    transport.write = writes.append  # type: ignore[method-assign,assignment]
+    request = create_request(1, {"a": "b"}, b"body")
+    await connection.send(request)
+    assert writes == [codec.encode_command(request)]
+
+
+async def test_idle_connection_closes_itself() -> None:
+    idle: list[RemotingConnection] = []
+
+    class IdleEvents(Events):
+        def on_idle(self, conn: RemotingConnection) -> None:
+            idle.append(conn)
+
+    connection, transport, _ = connect(events=IdleEvents(), idle_timeout_s=0.05)
+    assert await connection.wait_closed(5)
+    assert transport.closing and idle == [connection]
