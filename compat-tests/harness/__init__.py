@@ -1,0 +1,21 @@
+"""Java compatibility harness for rocketmq-py.
+
+The official RocketMQ Java programs are the reference the Python implementation is compared with:
+
+* build.ensure_built()            builds compat-tests/java with Maven (once, when sources changed)
+* processes.JavaNameServer/JavaBroker   official name server / broker JVMs on free loopback ports
+* docker_backend                  the same servers from the apache/rocketmq image (ROCKETMQ_COMPAT_BACKEND=docker)
+* peers.run_peer / mqadmin / CodecService   official client, admin tool and codec, driven from Python
+
+compat-tests/conftest.py turns these into pytest fixtures.
+"""
+
+from .backend import backend_name, server_classes
+from .build import HarnessUnavailable, JavaBuild, ensure_built
+from .peers import CodecError, CodecService, PeerError, mqadmin, run_peer
+from .processes import JavaBroker, JavaNameServer, StartupError
+
+__all__ = [
+    "CodecError", "CodecService", "HarnessUnavailable", "JavaBroker", "JavaBuild", "JavaNameServer", "PeerError",
+    "StartupError", "backend_name", "ensure_built", "mqadmin", "run_peer", "server_classes",
+]

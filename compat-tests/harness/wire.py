@@ -1,0 +1,60 @@
+"""A deliberately tiny RemotingCommand client used only to probe the Java servers.
+
+The harness must not depend on the project's own Python implementation (that is what is under
+test), so readiness checks talk to the name server with this minimal JSON-header client.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+
+GET_BROKER_CLUSTER_INFO = 106
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("connection closed by peer")
+        buf += chunk
+    return bytes(buf)
+
+
+def request(addr: str, code: int, ext_fields: dict | None = None, body: bytes = b"",
+            timeout: float = 3.0) -> tuple[dict, bytes]:
+    """Send one JSON-serialized request and return (response header dict, response body)."""
+    host, port = addr.rsplit(":", 1)
+    header = {"code": code, "flag": 0, "language": "PYTHON", "opaque": 1, "serializeTypeCurrentRPC": "JSON",
+              "version": 0}
+    if ext_fields:
+        header["extFields"] = {str(k): str(v) for k, v in ext_fields.items()}
+    h = json.dumps(header, separators=(",", ":")).encode()
+    frame = struct.pack(">II", 4 + len(h) + len(body), len(h)) + h + body
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+        sock.sendall(frame)
+        (length,) = struct.unpack(">I", _recv_exact(sock, 4))
+        content = _recv_exact(sock, length)
+    (hl,) = struct.unpack(">I", content[:4])
+    if hl >> 24 != 0:
+        raise ValueError("expected a JSON-serialized response")
+    hl &= 0xFFFFFF
+    return json.loads(content[4:4 + hl]), content[4 + hl:]
+
+
+def cluster_info(namesrv_addr: str, timeout: float = 3.0) -> bytes:
+    """Raw body of GET_BROKER_CLUSTER_INFO (fastjson text, not always strict JSON)."""
+    header, body = request(namesrv_addr, GET_BROKER_CLUSTER_INFO, timeout=timeout)
+    if header.get("code") != 0:
+        raise RuntimeError(f"GET_BROKER_CLUSTER_INFO answered {header}")
+    return body
+
+
+def port_open(host: str, port: int, timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
