@@ -15,7 +15,7 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
 /**
  * {@code remoting-call --addr HOST:PORT --code C --mode sync|async|oneway --serialize JSON|ROCKETMQ
  * [--remark R] [--ext k=v]... [--body-base64 B] [--count K] [--timeout-ms MS] [--version V]
- * [--language L]}
+ * [--language L] [--linger-ms MS]}
  *
  * <p>Sends RemotingCommands with the official NettyRemotingClient and prints each response.
  */
@@ -51,6 +51,10 @@ final class RemotingCallCommand {
                     default:
                         throw new IllegalArgumentException("--mode must be sync, async or oneway: " + mode);
                 }
+            }
+            if ("oneway".equals(mode)) {
+                // invokeOneway returns once the write is queued; closing at once can drop the frame.
+                Thread.sleep(a.getLong("linger-ms", 500));
             }
         } finally {
             client.shutdown();
