@@ -1,0 +1,45 @@
+"""The version stamp of a broker's topic table (Java's common/DataVersion).
+
+JSON form ``{"counter":N,"timestamp":T}``; two versions are equal when both
+numbers are.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from rocketmq_py import codec
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass
+class DataVersion:
+    timestamp: int = field(default_factory=_now_ms)
+    counter: int = 0
+
+    def next_version(self) -> None:
+        self.timestamp = _now_ms()
+        self.counter += 1
+
+    def assign(self, other: "DataVersion") -> None:
+        self.timestamp = other.timestamp
+        self.counter = other.counter
+
+    def to_json(self) -> dict:
+        return {"counter": self.counter, "timestamp": self.timestamp}
+
+    @classmethod
+    def from_json(cls, data: object) -> "DataVersion":
+        if not isinstance(data, dict):
+            raise ValueError(f"a data version must be a JSON object, not {type(data).__name__}")
+        return cls(int(data.get("timestamp", 0)), int(data.get("counter", 0)))
+
+    def encode(self) -> bytes:
+        return codec.json_dumps(self.to_json()).encode()
+
+    @classmethod
+    def decode(cls, body: bytes | str) -> "DataVersion":
+        return cls.from_json(codec.json_loads(body))
