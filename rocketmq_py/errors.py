@@ -93,6 +93,59 @@ class InvalidArgumentError(ClientError, ValueError):
     """An argument (a topic, a group, a message, an option) is not valid; nothing was sent."""
 
 
+class ClientErrorCode:
+    """Java's ClientErrorCode values, carried as ``ClientError.code``."""
+
+    CONNECT_BROKER_EXCEPTION = 10001
+    ACCESS_BROKER_TIMEOUT = 10002
+    BROKER_NOT_EXIST_EXCEPTION = 10003
+    NO_NAME_SERVER_EXCEPTION = 10004
+    NOT_FOUND_TOPIC_EXCEPTION = 10005
+    REQUEST_TIMEOUT_EXCEPTION = 10006
+    CREATE_REPLY_MESSAGE_EXCEPTION = 10007
+
+
+class NoNameServerError(ClientError):
+    """No name server address is configured (set ``namesrv_addr`` or ``NAMESRV_ADDR``)."""
+
+    code = ClientErrorCode.NO_NAME_SERVER_EXCEPTION
+
+
+class NoRouteInfoError(ClientError):
+    """The name servers know no route for the topic and it could not be auto-created."""
+
+    code = ClientErrorCode.NOT_FOUND_TOPIC_EXCEPTION
+
+
+class BrokerNotFoundError(ClientError):
+    """The broker a message queue belongs to has no known master address."""
+
+    code = ClientErrorCode.BROKER_NOT_EXIST_EXCEPTION
+
+
+class SendFailedError(ClientError):
+    """Every attempt of a send failed; ``code`` is the last response code or Java's client error code,
+    and ``__cause__`` the last error."""
+
+
+class SendTimeoutError(ClientError):
+    """The send timeout was used up before an attempt could start."""
+
+    code = ClientErrorCode.ACCESS_BROKER_TIMEOUT
+
+
+class RequestTimeoutError(ClientError):
+    """A request message was sent, but no reply arrived in time."""
+
+    code = ClientErrorCode.REQUEST_TIMEOUT_EXCEPTION
+
+
+class ReplyMessageError(ClientError):
+    """A reply message cannot be made for the given request message."""
+
+    code = ClientErrorCode.CREATE_REPLY_MESSAGE_EXCEPTION
+
+
 # --- broker and name server responses --------------------------------------
 
 

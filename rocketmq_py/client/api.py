@@ -5,14 +5,25 @@ turns a non-success response into the typed error for its code.
 """
 from __future__ import annotations
 
+from rocketmq_py.common.acl import SessionCredentials
 from rocketmq_py.common.codes import RequestCode, ResponseCode
+from rocketmq_py.common.headers.base import CommandHeader
+from rocketmq_py.common.headers.client import UnregisterClientRequestHeader
 from rocketmq_py.common.headers.namesrv import GetRouteInfoRequestHeader, GetTopicsByClusterRequestHeader
+from rocketmq_py.common.headers.transaction import EndTransactionRequestHeader
+from rocketmq_py.common.heartbeat import HeartbeatData
 from rocketmq_py.common.route import ClusterInfo, TopicList, TopicRouteData
-from rocketmq_py.errors import TopicNotExistError, error_for_response
+from rocketmq_py.errors import NoPermissionError, TopicNotExistError, error_for_response
 from rocketmq_py.remoting.client import RemotingClient
 from rocketmq_py.remoting.command import RemotingCommand, create_request
 
 DEFAULT_TIMEOUT_MS = 3000
+
+#: Send responses that still mean "stored" (SendStatus FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT, SLAVE_NOT_AVAILABLE).
+STORED_RESPONSE_CODES = frozenset({
+    ResponseCode.SUCCESS, ResponseCode.FLUSH_DISK_TIMEOUT, ResponseCode.FLUSH_SLAVE_TIMEOUT,
+    ResponseCode.SLAVE_NOT_AVAILABLE,
+})
 
 
 class MQClientAPI:
@@ -23,19 +34,27 @@ class MQClientAPI:
         remoting: RemotingClient,
         timeout_ms: float = DEFAULT_TIMEOUT_MS,
         serialize_type: int | None = None,
+        credentials: SessionCredentials | None = None,
     ) -> None:
         self.remoting = remoting
         self.timeout_ms = timeout_ms
         #: JSON or ROCKETMQ for every request; None follows ROCKETMQ_SERIALIZE_TYPE (JSON by default).
         self.serialize_type = serialize_type
+        #: With credentials every request is signed as Java's AclClientRPCHook signs it.
+        self.credentials = credentials
 
-    def _request(self, code: int, ext_fields: dict[str, str] | None = None, body: bytes | None = None) -> RemotingCommand:
-        return create_request(code, ext_fields, body, serialize_type=self.serialize_type)
+    def _request(
+        self, code: int, ext_fields: dict[str, str] | None = None, body: bytes | None = None, remark: str | None = None,
+    ) -> RemotingCommand:
+        if self.credentials is not None:
+            ext_fields = dict(ext_fields) if ext_fields else {}
+            self.credentials.sign(ext_fields, body)
+        return create_request(code, ext_fields, body, remark=remark, serialize_type=self.serialize_type)
 
     async def _call(self, addr: str, request: RemotingCommand, timeout_ms: float | None) -> RemotingCommand:
         response = await self.remoting.invoke(addr, request, timeout_ms or self.timeout_ms)
         if response.code != ResponseCode.SUCCESS:
-            raise error_for_response(response.code, response.remark, addr)
+            raise response_error(response, addr)
         return response
 
     async def get_topic_route(self, namesrv_addr: str, topic: str, timeout_ms: float | None = None) -> TopicRouteData:
@@ -65,3 +84,53 @@ class MQClientAPI:
         request = self._request(RequestCode.GET_TOPICS_BY_CLUSTER, header.to_ext_fields())
         response = await self._call(namesrv_addr, request, timeout_ms)
         return TopicList.decode(response.body or b"{}")
+
+    # --- producer RPCs ------------------------------------------------------------------
+
+    async def send_message(
+        self, addr: str, code: int, header: CommandHeader, body: bytes, timeout_ms: float,
+    ) -> RemotingCommand:
+        """SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE / SEND_REPLY_MESSAGE_V2; the response when the message was stored."""
+        request = self._request(code, header.to_ext_fields(), body)
+        response = await self.remoting.invoke(addr, request, timeout_ms)
+        if response.code not in STORED_RESPONSE_CODES:
+            raise response_error(response, addr)
+        return response
+
+    async def send_message_oneway(
+        self, addr: str, code: int, header: CommandHeader, body: bytes, timeout_ms: float,
+    ) -> None:
+        await self.remoting.invoke_oneway(addr, self._request(code, header.to_ext_fields(), body), timeout_ms)
+
+    async def send_heartbeat(self, addr: str, heartbeat: HeartbeatData, timeout_ms: float | None = None) -> int:
+        """HEART_BEAT; the broker's version from the response."""
+        response = await self._call(addr, self._request(RequestCode.HEART_BEAT, None, heartbeat.encode()), timeout_ms)
+        return response.version
+
+    async def unregister_client(
+        self,
+        addr: str,
+        client_id: str,
+        producer_group: str | None = None,
+        consumer_group: str | None = None,
+        timeout_ms: float | None = None,
+    ) -> None:
+        header = UnregisterClientRequestHeader(client_id, producer_group, consumer_group)
+        await self._call(addr, self._request(RequestCode.UNREGISTER_CLIENT, header.to_ext_fields()), timeout_ms)
+
+    async def end_transaction_oneway(
+        self, addr: str, header: EndTransactionRequestHeader, remark: str | None, timeout_ms: float | None = None,
+    ) -> None:
+        request = self._request(RequestCode.END_TRANSACTION, header.to_ext_fields(), remark=remark)
+        await self.remoting.invoke_oneway(addr, request, timeout_ms or self.timeout_ms)
+
+
+def response_error(response: RemotingCommand, addr: str | None) -> Exception:
+    """The typed error of a failed response; an ACL refusal (SYSTEM_ERROR from the broker's ACL hook)
+    becomes :class:`NoPermissionError`, with a hint about the credentials."""
+    remark = response.remark or ""
+    if response.code == ResponseCode.SYSTEM_ERROR and "AclException" in remark:
+        return NoPermissionError(
+            response.code, f"{remark} (check access_key and secret_key and the account's permissions)", addr,
+        )
+    return error_for_response(response.code, response.remark, addr)

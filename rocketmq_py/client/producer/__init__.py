@@ -1,0 +1,21 @@
+"""Producers: :class:`AsyncProducer` (asyncio) and :class:`Producer` (blocking), and their transactional twins."""
+from rocketmq_py.client.producer.blocking import Producer
+from rocketmq_py.client.producer.core import AsyncProducer
+from rocketmq_py.client.producer.result import LocalTransactionState, SendResult, SendStatus, TransactionSendResult
+from rocketmq_py.client.producer.selector import (
+    MessageQueueSelector,
+    SelectMessageQueueByHash,
+    SelectMessageQueueByRandom,
+)
+
+__all__ = [
+    "AsyncProducer",
+    "LocalTransactionState",
+    "MessageQueueSelector",
+    "Producer",
+    "SelectMessageQueueByHash",
+    "SelectMessageQueueByRandom",
+    "SendResult",
+    "SendStatus",
+    "TransactionSendResult",
+]

@@ -1,0 +1,147 @@
+"""The blocking producer: the asyncio core run on a background event loop.
+
+Every blocking producer of a process shares one background loop, so
+producers with the same client id share one client instance, as in Java.
+Callbacks of :meth:`Producer.send_async` run in a small thread pool, so they
+may call the blocking methods themselves.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Sequence
+
+from rocketmq_py.client.config import ProducerConfig
+from rocketmq_py.client.producer.core import AsyncProducer
+from rocketmq_py.client.producer.result import SendResult
+from rocketmq_py.client.producer.selector import SelectorLike
+from rocketmq_py.common.message import Message
+from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.remoting.blocking import BackgroundLoop
+
+_shared_lock = threading.Lock()
+_shared_loop: BackgroundLoop | None = None
+_shared_executor: ThreadPoolExecutor | None = None
+
+
+def shared_loop() -> BackgroundLoop:
+    """The process-wide background loop of the blocking clients."""
+    global _shared_loop
+    with _shared_lock:
+        if _shared_loop is None or _shared_loop.is_closed:
+            _shared_loop = BackgroundLoop("rocketmq-py-client")
+        return _shared_loop
+
+
+def callback_executor() -> ThreadPoolExecutor:
+    global _shared_executor
+    with _shared_lock:
+        if _shared_executor is None:
+            _shared_executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rocketmq-py-callback")
+        return _shared_executor
+
+
+OnSuccess = Callable[[SendResult], Any]
+OnException = Callable[[BaseException], Any]
+
+
+class BlockingFacade:
+    """Runs the coroutines of an asyncio client on the shared background loop."""
+
+    _core: Any
+
+    def __init__(self) -> None:
+        self._loop = shared_loop()
+
+    def _run(self, coro: Any) -> Any:
+        return self._loop.run(coro)
+
+
+class Producer(BlockingFacade):
+    """A blocking producer; the same arguments and methods as :class:`AsyncProducer`, without ``await``."""
+
+    def __init__(self, producer_group: str | None = None, *, config: ProducerConfig | None = None,
+                 **options: Any) -> None:
+        super().__init__()
+        self._core = self._make_core(producer_group, config, options)
+
+    def _make_core(self, producer_group: str | None, config: ProducerConfig | None,
+                   options: dict[str, Any]) -> AsyncProducer:
+        return AsyncProducer(producer_group, config=config, **options)
+
+    @property
+    def config(self) -> ProducerConfig:
+        return self._core.config
+
+    @property
+    def core(self) -> AsyncProducer:
+        """The asyncio producer underneath (it lives on the background loop)."""
+        return self._core
+
+    def start(self) -> None:
+        self._run(self._core.start())
+
+    def shutdown(self) -> None:
+        self._run(self._core.shutdown())
+
+    def __enter__(self) -> "Producer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
+
+    def send(self, message: Message | Sequence[Message], queue: MessageQueue | None = None, *,
+             selector: SelectorLike | None = None, arg: Any = None, timeout_ms: float | None = None) -> SendResult:
+        return self._run(self._core.send(message, queue, selector=selector, arg=arg, timeout_ms=timeout_ms))
+
+    def send_batch(self, messages: Sequence[Message], queue: MessageQueue | None = None, *,
+                   timeout_ms: float | None = None) -> SendResult:
+        return self._run(self._core.send_batch(messages, queue, timeout_ms=timeout_ms))
+
+    def send_oneway(self, message: Message | Sequence[Message], queue: MessageQueue | None = None, *,
+                    selector: SelectorLike | None = None, arg: Any = None) -> None:
+        self._run(self._core.send_oneway(message, queue, selector=selector, arg=arg))
+
+    def send_async(
+        self,
+        message: Message | Sequence[Message],
+        queue: MessageQueue | None = None,
+        *,
+        selector: SelectorLike | None = None,
+        arg: Any = None,
+        timeout_ms: float | None = None,
+        on_success: OnSuccess | None = None,
+        on_exception: OnException | None = None,
+    ) -> "concurrent.futures.Future[SendResult]":
+        """Start a send and return at once: a future of the result; ``on_success`` / ``on_exception``
+        (Java's SendCallback) run in a callback thread when it ends. Bad input raises here."""
+        result: concurrent.futures.Future[SendResult] = concurrent.futures.Future()
+
+        async def start() -> None:
+            task = self._core.send_async(message, queue, selector=selector, arg=arg, timeout_ms=timeout_ms)
+            task.add_done_callback(lambda done: callback_executor().submit(self._finish, done, result,
+                                                                           on_success, on_exception))
+
+        self._run(start())
+        return result
+
+    @staticmethod
+    def _finish(task: Any, result: "concurrent.futures.Future[SendResult]", on_success: OnSuccess | None,
+                on_exception: OnException | None) -> None:
+        error = task.exception() if not task.cancelled() else concurrent.futures.CancelledError()
+        try:
+            if error is None:
+                if on_success is not None:
+                    on_success(task.result())
+            elif on_exception is not None:
+                on_exception(error)
+        finally:
+            if error is None:
+                result.set_result(task.result())
+            else:
+                result.set_exception(error)
+
+    def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        return self._run(self._core.fetch_publish_message_queues(topic))

@@ -1,0 +1,536 @@
+"""The asyncio producer (Java's DefaultMQProducer and DefaultMQProducerImpl).
+
+Sends go through :meth:`AsyncProducer._send_default` (round robin with
+retries, fault avoidance), :meth:`AsyncProducer._send_select` (a queue
+selector, no retry) or straight to a queue, and all end in
+:meth:`AsyncProducer._send_kernel`, which builds the SEND_MESSAGE_V2 /
+SEND_BATCH_MESSAGE request.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import enum
+import logging
+import time
+from typing import Any, Awaitable, Callable, Sequence
+
+from rocketmq_py import codec
+from rocketmq_py.client.config import ProducerConfig
+from rocketmq_py.client.instance import MQClientInstance, get_instance, resolve_instance_name
+from rocketmq_py.client.net import ip_bytes, local_address
+from rocketmq_py.client.producer.batch import BatchMessage
+from rocketmq_py.client.producer.fault import FaultStrategy
+from rocketmq_py.client.producer.publish_info import TopicPublishInfo, publish_info_from_route
+from rocketmq_py.client.producer.result import SendResult, SendStatus
+from rocketmq_py.client.producer.selector import SelectorLike, as_selector_function
+from rocketmq_py.common import sysflag, validators
+from rocketmq_py.common.codes import RequestCode
+from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
+from rocketmq_py.common.message import Message, MessageConst
+from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.common.route import TopicRouteData
+from rocketmq_py.common.topic import REPLY_MESSAGE_FLAG, RETRY_GROUP_TOPIC_PREFIX
+from rocketmq_py.errors import (
+    BrokerNotFoundError,
+    BrokerResponseError,
+    ClientError,
+    ClientErrorCode,
+    ClientStateError,
+    InvalidArgumentError,
+    NoRouteInfoError,
+    RemotingConnectError,
+    RemotingError,
+    RemotingTimeoutError,
+    SendFailedError,
+    SendTimeoutError,
+)
+
+_log = logging.getLogger(__name__)
+
+UNIQ_KEY = MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+
+#: Called after every send attempt that reached a broker or failed: (message, queue, broker address,
+#: result or None, error or None, cost in ms). Used by message trace.
+SendHook = Callable[[Message, MessageQueue, str, "SendResult | None", "BaseException | None", float], None]
+
+
+class ServiceState(enum.Enum):
+    CREATE_JUST = "CREATE_JUST"
+    RUNNING = "RUNNING"
+    SHUTDOWN_ALREADY = "SHUTDOWN_ALREADY"
+    START_FAILED = "START_FAILED"
+
+
+class CommunicationMode(enum.Enum):
+    SYNC = "SYNC"
+    ASYNC = "ASYNC"
+    ONEWAY = "ONEWAY"
+
+
+def _now_ms() -> float:
+    return time.monotonic() * 1000.0
+
+
+def make_config(producer_group: str | None, config: ProducerConfig | None, options: dict[str, Any]) -> ProducerConfig:
+    base = dataclasses.replace(config) if config is not None else ProducerConfig()
+    if producer_group is not None:
+        options = {**options, "producer_group": producer_group}
+    known = {f.name for f in dataclasses.fields(ProducerConfig)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise InvalidArgumentError(f"unknown producer option(s) {', '.join(unknown)}; see ProducerConfig")
+    return dataclasses.replace(base, **options)
+
+
+class AsyncProducer:
+    """A producer on the running asyncio loop.
+
+    ``AsyncProducer("group", namesrv_addr="127.0.0.1:9876")``; any
+    :class:`ProducerConfig` field can be given as a keyword, or pass a
+    whole ``config``. Use ``async with`` or :meth:`start` / :meth:`shutdown`.
+    """
+
+    def __init__(self, producer_group: str | None = None, *, config: ProducerConfig | None = None,
+                 **options: Any) -> None:
+        self.config = make_config(producer_group, config, options)
+        self.state = ServiceState.CREATE_JUST
+        self.instance: MQClientInstance | None = None
+        self.publish_infos: dict[str, TopicPublishInfo] = {}
+        self.fault_strategy = FaultStrategy(
+            self.config.send_latency_fault_enable, self.config.latency_max, self.config.not_available_duration,
+        )
+        self.send_hooks: list[SendHook] = []
+        self._compression = codec.COMPRESSION_ZLIB
+        self._ids: codec.UniqueIdGenerator | None = None
+        self._trace: Any = None
+        self._pending: set[asyncio.Task[Any]] = set()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def group(self) -> str:
+        """The producer group as sent on the wire (with the namespace, if any)."""
+        return self.config.with_namespace(self.config.producer_group)
+
+    async def start(self) -> None:
+        if self.state is not ServiceState.CREATE_JUST:
+            raise ClientStateError(f"the producer cannot start: it is {self.state.value} (a producer starts once)")
+        self.state = ServiceState.START_FAILED
+        validators.check_producer_group(self.config.producer_group)
+        self.config.validate()
+        self._compression = self.config.compression_code()
+        resolve_instance_name(self.config)
+        self._ids = codec.UniqueIdGenerator(ip_bytes(self.config.client_ip or local_address()))
+        instance = get_instance(self.config)
+        if not instance.register_producer(self.group, self):
+            self.state = ServiceState.CREATE_JUST
+            raise ClientError(
+                f"the producer group {self.group!r} was already started in client {instance.client_id}: "
+                "give this producer another group or another instance_name"
+            )
+        self.instance = instance
+        self.publish_infos[self.config.create_topic_key] = TopicPublishInfo()
+        instance.start()
+        self.state = ServiceState.RUNNING
+        if self.config.enable_msg_trace:
+            from rocketmq_py.client.trace import TraceDispatcher
+
+            self._trace = TraceDispatcher(self)
+            await self._trace.start()
+        await instance.send_heartbeat_to_all_brokers()
+
+    async def shutdown(self) -> None:
+        if self.state is not ServiceState.RUNNING:
+            self.state = ServiceState.SHUTDOWN_ALREADY
+            return
+        if self._pending:
+            await asyncio.gather(*tuple(self._pending), return_exceptions=True)
+        if self._trace is not None:
+            await self._trace.shutdown()
+        self.state = ServiceState.SHUTDOWN_ALREADY
+        assert self.instance is not None
+        await self.instance.unregister_producer(self.group)
+
+    async def __aenter__(self) -> "AsyncProducer":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.shutdown()
+
+    def _running_instance(self) -> MQClientInstance:
+        if self.state is not ServiceState.RUNNING or self.instance is None:
+            raise ClientStateError(
+                f"the producer is not running (state {self.state.value}): call start() first, "
+                "or use it as a context manager"
+            )
+        return self.instance
+
+    # --- what the client instance asks -------------------------------------------------------
+
+    def topics(self) -> set[str]:
+        return set(self.publish_infos)
+
+    def on_route_changed(self, topic: str, route: TopicRouteData) -> None:
+        info = publish_info_from_route(topic, route)
+        old = self.publish_infos.get(topic)
+        if old is not None:
+            info.index = old.index
+        self.publish_infos[topic] = info
+
+    # --- routes ---------------------------------------------------------------------------------
+
+    async def find_publish_info(self, topic: str) -> TopicPublishInfo | None:
+        """Java's tryToFindTopicPublishInfo: the cached route, the name server's, or TBW102's."""
+        info = self.publish_infos.get(topic)
+        if info is not None and info.ok():
+            return info
+        instance = self._running_instance()
+        self.publish_infos.setdefault(topic, TopicPublishInfo())
+        await instance.update_topic_route(topic)
+        info = self.publish_infos.get(topic)
+        if info is not None and (info.have_topic_router_info or info.ok()):
+            return info
+        await instance.update_topic_route(topic, self.config.create_topic_key, self.config.default_topic_queue_nums)
+        return self.publish_infos.get(topic)
+
+    async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        """The writable queues of ``topic`` (Java's fetchPublishMessageQueues)."""
+        info = await self._publish_info_or_raise(self.config.with_namespace(topic))
+        return [MessageQueue(self.config.without_namespace(q.topic), q.broker_name, q.queue_id)
+                for q in info.message_queues]
+
+    async def _publish_info_or_raise(self, topic: str) -> TopicPublishInfo:
+        info = await self.find_publish_info(topic)
+        if info is not None and info.ok():
+            return info
+        if not self.config.namesrv_addresses():
+            from rocketmq_py.errors import NoNameServerError
+
+            raise NoNameServerError("no name server address: pass namesrv_addr='host:9876' or set NAMESRV_ADDR")
+        raise NoRouteInfoError(
+            f"no route info of this topic: {topic}; create the topic (mqadmin updateTopic) or enable "
+            "autoCreateTopicEnable on the broker, and check the name server address"
+        )
+
+    # --- public send API ------------------------------------------------------------------------
+
+    async def send(
+        self,
+        message: Message | Sequence[Message],
+        queue: MessageQueue | None = None,
+        *,
+        selector: SelectorLike | None = None,
+        arg: Any = None,
+        timeout_ms: float | None = None,
+    ) -> SendResult:
+        """Send and wait for the broker's answer; retries as Java's sync send does.
+
+        A list of messages is sent as one batch. With ``queue`` the message
+        goes to that queue; with ``selector`` to the queue it picks for ``arg``
+        (ordered messages); neither is retried, as in Java.
+        """
+        timeout = self.config.send_msg_timeout if timeout_ms is None else timeout_ms
+        message = self._prepare(message)
+        if selector is not None:
+            return await self._send_select(message, selector, arg, CommunicationMode.SYNC, timeout)  # type: ignore
+        if queue is not None:
+            return await self._send_to_queue(message, queue, CommunicationMode.SYNC, timeout)  # type: ignore
+        return await self._send_default(message, CommunicationMode.SYNC, timeout)  # type: ignore[return-value]
+
+    def send_async(
+        self,
+        message: Message | Sequence[Message],
+        queue: MessageQueue | None = None,
+        *,
+        selector: SelectorLike | None = None,
+        arg: Any = None,
+        timeout_ms: float | None = None,
+    ) -> "asyncio.Task[SendResult]":
+        """Start a send and return at once; the returned task gives the result.
+
+        Errors are checked before anything is sent and raised here. A failed
+        attempt is retried ``retry_times_when_send_async_failed`` times when
+        the broker could not be reached, as Java's async send does.
+        """
+        self._running_instance()
+        timeout = self.config.send_msg_timeout if timeout_ms is None else timeout_ms
+        prepared = self._prepare(message)
+        if selector is not None:
+            work: Awaitable[Any] = self._send_select(prepared, selector, arg, CommunicationMode.ASYNC, timeout)
+        elif queue is not None:
+            work = self._send_to_queue(prepared, queue, CommunicationMode.ASYNC, timeout)
+        else:
+            work = self._send_default(prepared, CommunicationMode.ASYNC, timeout)
+        task = asyncio.get_running_loop().create_task(work)  # type: ignore[arg-type]
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        return task
+
+    async def send_oneway(
+        self,
+        message: Message | Sequence[Message],
+        queue: MessageQueue | None = None,
+        *,
+        selector: SelectorLike | None = None,
+        arg: Any = None,
+    ) -> None:
+        """Send without waiting for an answer (no result, no retry)."""
+        timeout = self.config.send_msg_timeout
+        message = self._prepare(message)
+        if selector is not None:
+            await self._send_select(message, selector, arg, CommunicationMode.ONEWAY, timeout)  # type: ignore
+        elif queue is not None:
+            await self._send_to_queue(message, queue, CommunicationMode.ONEWAY, timeout)  # type: ignore
+        else:
+            await self._send_default(message, CommunicationMode.ONEWAY, timeout)  # type: ignore[arg-type]
+
+    async def send_batch(self, messages: Sequence[Message], queue: MessageQueue | None = None, *,
+                         timeout_ms: float | None = None) -> SendResult:
+        """Send messages of one topic as one SEND_BATCH_MESSAGE request."""
+        return await self.send(list(messages), queue, timeout_ms=timeout_ms)
+
+    # --- the send paths --------------------------------------------------------------------------
+
+    def _prepare(self, message: Message | Sequence[Message]) -> Message:
+        """Validate (nothing is sent when this raises) and turn a list into a batch."""
+        self._running_instance()
+        if isinstance(message, Message):
+            validators.check_message(message, self.config.max_message_size)
+            return message
+        if isinstance(message, (list, tuple)):
+            messages = list(message)
+            validators.check_batch(messages, self.config.max_message_size)
+            assert self._ids is not None
+            for item in messages:
+                if UNIQ_KEY not in item.properties:
+                    item.properties[UNIQ_KEY] = self._ids.next_id()
+                item.topic = self.config.with_namespace(item.topic)
+            batch = BatchMessage.from_messages(messages)
+            validators.check_message(batch, self.config.max_message_size)
+            return batch
+        raise InvalidArgumentError(f"expected a Message or a list of messages, got {type(message).__name__}")
+
+    async def _send_default(self, message: Message, mode: CommunicationMode, timeout_ms: float) -> SendResult | None:
+        started = _now_ms()
+        info = await self._publish_info_or_raise(self.config.with_namespace(message.topic))
+        if mode is CommunicationMode.ASYNC:
+            return await self._send_async_attempts(message, info, started, timeout_ms)
+        total = 1 + self.config.retry_times_when_send_failed if mode is CommunicationMode.SYNC else 1
+        queue: MessageQueue | None = None
+        brokers_sent: list[str] = []
+        last_error: BaseException | None = None
+        result: SendResult | None = None
+        timed_out = False
+        for _ in range(total):
+            queue = self.fault_strategy.select(info, None if queue is None else queue.broker_name)
+            if queue is None:
+                break
+            brokers_sent.append(queue.broker_name)
+            attempt_started = _now_ms()
+            spent = attempt_started - started
+            if spent > timeout_ms:
+                timed_out = True
+                break
+            try:
+                result = await self._send_kernel(message, queue, mode, timeout_ms - spent)
+            except (RemotingError, ClientError) as error:
+                self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
+                _log.warning("send to %s failed, trying again: %s", queue, error)
+                last_error = error
+                continue
+            except BrokerResponseError as error:
+                self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
+                last_error = error
+                if error.code in self.config.retry_response_codes:
+                    _log.warning("send to %s refused (%s), trying again", queue, error)
+                    continue
+                if result is not None:
+                    return result
+                raise
+            self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, False)
+            if mode is CommunicationMode.ONEWAY:
+                return None
+            assert result is not None
+            if result.send_status is not SendStatus.SEND_OK and self.config.retry_another_broker_when_not_store_ok:
+                continue
+            return result
+        if result is not None:
+            return result
+        if timed_out:
+            raise SendTimeoutError(
+                f"the send timeout of {timeout_ms:g} ms was used up before attempt {len(brokers_sent)} "
+                f"to topic {message.topic}; raise send_msg_timeout or check the brokers"
+            ) from last_error
+        raise self._send_failed(message, brokers_sent, started, last_error)
+
+    def _send_failed(self, message: Message, brokers: list[str], started: float,
+                     error: BaseException | None) -> SendFailedError:
+        code = -1
+        if isinstance(error, BrokerResponseError):
+            code = error.code
+        elif isinstance(error, RemotingConnectError):
+            code = ClientErrorCode.CONNECT_BROKER_EXCEPTION
+        elif isinstance(error, RemotingTimeoutError):
+            code = ClientErrorCode.ACCESS_BROKER_TIMEOUT
+        elif isinstance(error, ClientError):
+            code = ClientErrorCode.BROKER_NOT_EXIST_EXCEPTION
+        failure = SendFailedError(
+            f"send [{len(brokers)}] times, still failed, cost [{_now_ms() - started:.0f}]ms, topic: {message.topic}, "
+            f"brokers sent: {brokers}; last error: {error}", code,
+        )
+        failure.__cause__ = error
+        return failure
+
+    async def _send_async_attempts(self, message: Message, info: TopicPublishInfo, started: float,
+                                   timeout_ms: float) -> SendResult:
+        queue = self.fault_strategy.select(info, None)
+        if queue is None:
+            raise NoRouteInfoError(f"no writable queue of topic {message.topic}")
+        retries = self.config.retry_times_when_send_async_failed
+        attempt = 0
+        while True:
+            attempt_started = _now_ms()
+            spent = attempt_started - started
+            if spent > timeout_ms:
+                raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up (topic {message.topic})")
+            try:
+                result = await self._send_kernel(message, queue, CommunicationMode.SYNC, timeout_ms - spent)
+            except BrokerResponseError:
+                self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
+                raise
+            except (RemotingError, ClientError) as error:
+                self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
+                attempt += 1
+                if attempt > retries:
+                    raise
+                _log.warning("async send to %s failed, retry %d: %s", queue, attempt, error)
+                queue = self.fault_strategy.select(info, queue.broker_name) or queue
+                continue
+            self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, False)
+            assert result is not None
+            return result
+
+    async def _send_select(self, message: Message, selector: SelectorLike, arg: Any, mode: CommunicationMode,
+                           timeout_ms: float) -> SendResult | None:
+        started = _now_ms()
+        select = as_selector_function(selector)
+        info = await self._publish_info_or_raise(self.config.with_namespace(message.topic))
+        queues = [MessageQueue(self.config.without_namespace(q.topic), q.broker_name, q.queue_id)
+                  for q in info.message_queues]
+        chosen = select(queues, message, arg)
+        if chosen is None:
+            raise InvalidArgumentError("the message queue selector returned None: it must return one of the queues")
+        chosen = MessageQueue(self.config.with_namespace(chosen.topic), chosen.broker_name, chosen.queue_id)
+        spent = _now_ms() - started
+        if spent > timeout_ms:
+            raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up while selecting a queue")
+        return await self._send_kernel(message, chosen, mode, timeout_ms - spent)
+
+    async def _send_to_queue(self, message: Message, queue: MessageQueue, mode: CommunicationMode,
+                             timeout_ms: float) -> SendResult | None:
+        topic = self.config.with_namespace(message.topic)
+        if self.config.with_namespace(queue.topic) != topic:
+            raise InvalidArgumentError(
+                f"the message's topic {message.topic!r} is not the queue's topic {queue.topic!r}"
+            )
+        queue = MessageQueue(topic, queue.broker_name, queue.queue_id)
+        return await self._send_kernel(message, queue, mode, timeout_ms)
+
+    async def _broker_address(self, queue: MessageQueue) -> str:
+        instance = self._running_instance()
+        addr = instance.find_broker_address_in_publish(queue.broker_name)
+        if addr is None:
+            await self.find_publish_info(queue.topic)
+            addr = instance.find_broker_address_in_publish(queue.broker_name)
+        if addr is None:
+            raise BrokerNotFoundError(
+                f"the broker {queue.broker_name!r} does not exist or has no master: check the queue or the cluster"
+            )
+        return addr
+
+    async def _send_kernel(self, message: Message, queue: MessageQueue, mode: CommunicationMode,
+                           timeout_ms: float) -> SendResult | None:
+        started = _now_ms()
+        instance = self._running_instance()
+        addr = await self._broker_address(queue)
+        properties = message.properties
+        is_batch = isinstance(message, BatchMessage)
+        if not is_batch and UNIQ_KEY not in properties:
+            assert self._ids is not None
+            properties[UNIQ_KEY] = self._ids.next_id()
+        if self.config.namespace:
+            properties[MessageConst.INSTANCE_ID] = self.config.namespace
+        body = message.body
+        sys_flag = 0
+        if not is_batch and len(body) >= self.config.compress_msg_body_over_howmuch:
+            body = codec.compress(bytes(body), self._compression, self.config.compress_level)
+            sys_flag |= sysflag.compressed_flag(self._compression)
+        if properties.get(MessageConst.TRANSACTION_PREPARED) == "true":
+            sys_flag |= sysflag.TRANSACTION_PREPARED_TYPE
+        header = SendMessageRequestHeaderV2(
+            producer_group=self.group,
+            topic=queue.topic,
+            default_topic=self.config.create_topic_key,
+            default_topic_queue_nums=self.config.default_topic_queue_nums,
+            queue_id=queue.queue_id,
+            sys_flag=sys_flag,
+            born_timestamp=time.time_ns() // 1_000_000,
+            flag=message.flag,
+            properties=codec.properties_to_string(properties),
+            reconsume_times=0,
+            unit_mode=False,
+            batch=is_batch,
+            broker_name=queue.broker_name,
+        )
+        if queue.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            reconsume = properties.get(MessageConst.RECONSUME_TIME)
+            if reconsume is not None:
+                header.reconsume_times = int(reconsume)
+            max_reconsume = properties.get(MessageConst.MAX_RECONSUME_TIMES)
+            if max_reconsume is not None:
+                header.max_reconsume_times = int(max_reconsume)
+        if properties.get(MessageConst.MESSAGE_TYPE) == REPLY_MESSAGE_FLAG:
+            code = RequestCode.SEND_REPLY_MESSAGE_V2
+        elif is_batch:
+            code = RequestCode.SEND_BATCH_MESSAGE
+        else:
+            code = RequestCode.SEND_MESSAGE_V2
+        remaining = timeout_ms - (_now_ms() - started)
+        if remaining <= 0:
+            raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up before the request was sent")
+        if mode is CommunicationMode.ONEWAY:
+            await instance.api.send_message_oneway(addr, code, header, body, remaining)
+            return None
+        try:
+            response = await instance.api.send_message(addr, code, header, body, remaining)
+        except BaseException as error:
+            self._run_hooks(message, queue, addr, None, error, _now_ms() - started)
+            raise
+        ext = response.ext_fields or {}
+        result = SendResult(
+            SendStatus.from_response_code(response.code),
+            message.msg_ids if is_batch else properties[UNIQ_KEY],  # type: ignore[attr-defined]
+            ext.get("msgId", ""),
+            MessageQueue(self.config.without_namespace(queue.topic), queue.broker_name, int(ext.get("queueId", -1))),
+            int(ext.get("queueOffset", -1)),
+            ext.get("transactionId"),
+            ext.get(MessageConst.MSG_REGION) or "DefaultRegion",
+            ext.get(MessageConst.TRACE_SWITCH) != "false",
+        )
+        self._run_hooks(message, queue, addr, result, None, _now_ms() - started)
+        return result
+
+    def _run_hooks(self, message: Message, queue: MessageQueue, addr: str, result: SendResult | None,
+                   error: BaseException | None, cost_ms: float) -> None:
+        for hook in self.send_hooks:
+            try:
+                hook(message, queue, addr, result, error, cost_ms)
+            except Exception:
+                _log.exception("a send hook raised")
+
+    # --- fault strategy (Java's updateFaultItem / selectOneMessageQueue, public for tests) -------
+
+    def select_one_message_queue(self, info: TopicPublishInfo, last_broker_name: str | None) -> MessageQueue | None:
+        return self.fault_strategy.select(info, last_broker_name)
