@@ -17,12 +17,15 @@ import time
 import weakref
 from typing import Any, Protocol
 
+from rocketmq_py import codec
 from rocketmq_py.client.api import MQClientAPI
 from rocketmq_py.client.config import DEFAULT_INSTANCE_NAME, ClientConfig
 from rocketmq_py.client.net import local_address
 from rocketmq_py.common.acl import SessionCredentials
 from rocketmq_py.common.codes import RequestCode
+from rocketmq_py.common.headers.transaction import CheckTransactionStateRequestHeader
 from rocketmq_py.common.heartbeat import HeartbeatData
+from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import MASTER_ID, TopicRouteData
 from rocketmq_py.errors import NoNameServerError, RemotingError, RocketMQError, TopicNotExistError
 from rocketmq_py.remoting.client import RemotingClient
@@ -100,6 +103,7 @@ class MQClientInstance:
         self._started = False
         self.is_shut_down = False
         self.processors.register(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._ignore_notice)
+        self.processors.register(RequestCode.CHECK_TRANSACTION_STATE, self._on_check_transaction_state)
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -252,6 +256,27 @@ class MQClientInstance:
     # --- requests from brokers ------------------------------------------------------------------
 
     def _ignore_notice(self, ctx: RequestContext, request: RemotingCommand) -> None:
+        return None
+
+    def _on_check_transaction_state(self, ctx: RequestContext, request: RemotingCommand) -> None:
+        """CHECK_TRANSACTION_STATE (oneway): hand the half message to the producer of its group."""
+        header = CheckTransactionStateRequestHeader.from_ext_fields(request.ext_fields)
+        messages = codec.decode_store_records(request.body or b"", strict=False)
+        if not messages:
+            _log.warning("a transaction check from %s carried no message", ctx.remote_address)
+            return None
+        message = messages[0]
+        unique = message.properties.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+        if unique:
+            message.transaction_id = unique
+        group = message.properties.get(MessageConst.PRODUCER_GROUP)
+        producer = self.producers.get(group) if group else None
+        check = getattr(producer, "check_transaction_state", None)
+        if check is None:
+            _log.warning("a transaction check for group %s came, but no transactional producer of it runs here",
+                         group)
+            return None
+        check(ctx.remote_address, message, header)
         return None
 
     def select_producer(self, group: str) -> Any:

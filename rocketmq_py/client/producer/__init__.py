@@ -2,6 +2,11 @@
 from rocketmq_py.client.producer.blocking import Producer
 from rocketmq_py.client.producer.core import AsyncProducer
 from rocketmq_py.client.producer.result import LocalTransactionState, SendResult, SendStatus, TransactionSendResult
+from rocketmq_py.client.producer.transaction import (
+    AsyncTransactionProducer,
+    TransactionListener,
+    TransactionProducer,
+)
 from rocketmq_py.client.producer.selector import (
     MessageQueueSelector,
     SelectMessageQueueByHash,
@@ -10,6 +15,9 @@ from rocketmq_py.client.producer.selector import (
 
 __all__ = [
     "AsyncProducer",
+    "AsyncTransactionProducer",
+    "TransactionListener",
+    "TransactionProducer",
     "LocalTransactionState",
     "MessageQueueSelector",
     "Producer",
