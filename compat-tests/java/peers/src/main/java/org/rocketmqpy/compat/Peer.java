@@ -22,6 +22,7 @@ public final class Peer {
         Map<String, Command> m = new LinkedHashMap<>();
         m.put("produce", ProduceCommand::run);
         m.put("consume", ConsumeCommand::run);
+        m.put("consume-orderly", ConsumeOrderlyCommand::run);
         m.put("remoting-call", RemotingCallCommand::run);
         m.put("codec-service", CodecService::run);
         m.put("codec-bench", CodecBench::run);
