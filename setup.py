@@ -7,7 +7,7 @@ import os
 
 from setuptools import Extension, setup
 
-EXTENSION_MODULES = ["rocketmq_py._codec"]
+EXTENSION_MODULES = ["rocketmq_py._codec", "rocketmq_py._store"]
 
 
 def extensions():

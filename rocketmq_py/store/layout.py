@@ -1,0 +1,63 @@
+"""The one place that chooses the store's byte-layout implementation.
+
+The compiled ``_store`` extension is used when it was built; the pure-Python
+twin ``_store_py`` when ``ROCKETMQ_PY_NO_EXTENSIONS=1`` or when the extension
+is missing (``ROCKETMQ_PY_REQUIRE_EXTENSIONS=1`` makes that an error). The
+rest of the store imports the layouts from here, as ``layout.append_message``
+and so on; ``layout.IMPLEMENTATION`` says which one runs.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+_log = logging.getLogger(__name__)
+
+if os.environ.get("ROCKETMQ_PY_NO_EXTENSIONS") == "1":
+    from rocketmq_py import _store_py as _impl
+else:
+    try:
+        from rocketmq_py import _store as _impl  # type: ignore[no-redef]
+    except ImportError as error:
+        if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
+            raise ImportError(
+                "the compiled rocketmq_py._store extension is required (ROCKETMQ_PY_REQUIRE_EXTENSIONS=1) "
+                f"but did not load: {error}; build it with `pip install -e .`"
+            ) from error
+        _log.debug("compiled store layouts unavailable (%s); using the pure-Python twin", error)
+        from rocketmq_py import _store_py as _impl  # type: ignore[no-redef]
+
+IMPLEMENTATION: str = _impl.IMPLEMENTATION
+MESSAGE_MAGIC_CODE: int = _impl.MESSAGE_MAGIC_CODE
+BLANK_MAGIC_CODE: int = _impl.BLANK_MAGIC_CODE
+END_FILE_MIN_BLANK_LENGTH: int = _impl.END_FILE_MIN_BLANK_LENGTH
+CQ_UNIT_SIZE: int = _impl.CQ_UNIT_SIZE
+INDEX_HEADER_SIZE: int = _impl.INDEX_HEADER_SIZE
+QUEUE_OFFSET_POSITION: int = _impl.QUEUE_OFFSET_POSITION
+PHYSICAL_OFFSET_POSITION: int = _impl.PHYSICAL_OFFSET_POSITION
+SYSFLAG_POSITION: int = _impl.SYSFLAG_POSITION
+RECORD_BLANK: int = _impl.RECORD_BLANK
+RECORD_INVALID: int = _impl.RECORD_INVALID
+MAX_TOPIC_LENGTH: int = _impl.MAX_TOPIC_LENGTH
+MAX_PROPERTIES_LENGTH: int = _impl.MAX_PROPERTIES_LENGTH
+
+RecordInfo = _impl.RecordInfo
+java_string_hash = _impl.java_string_hash
+index_key_hash = _impl.index_key_hash
+record_length = _impl.record_length
+store_timestamp_position = _impl.store_timestamp_position
+append_message = _impl.append_message
+encode_batch = _impl.encode_batch
+append_records = _impl.append_records
+check_record = _impl.check_record
+scan_valid_end = _impl.scan_valid_end
+read_store_timestamp = _impl.read_store_timestamp
+cq_put_unit = _impl.cq_put_unit
+cq_fill_blank = _impl.cq_fill_blank
+cq_read_units = _impl.cq_read_units
+cq_valid_end = _impl.cq_valid_end
+index_file_size = _impl.index_file_size
+index_header = _impl.index_header
+index_start = _impl.index_start
+index_put = _impl.index_put
+index_select = _impl.index_select
