@@ -92,7 +92,7 @@ def encode_command(cmd: RemotingCommand) -> bytes:
     header_length = len(header)
     if header_length > 0xFFFFFF:
         raise CodecError(f"header of {header_length} bytes does not fit the 24-bit header length")
-    total = 4 + header_length + len(body)
+    total = 4 + header_length + memoryview(body).nbytes
     if total + 4 > MAX_FRAME_LENGTH:
         raise FrameTooLargeError(f"frame of {total + 4} bytes exceeds the {MAX_FRAME_LENGTH} byte limit")
     return b"".join((
@@ -198,6 +198,7 @@ def encode_json_header(cmd: RemotingCommand) -> bytes:
 
 
 def decode_json_header(header: bytes) -> RemotingCommand:
+    header = bytes(header)
     try:
         data = json.loads(header.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
@@ -318,6 +319,7 @@ def encode_rocketmq_header(cmd: RemotingCommand) -> bytes:
 
 def decode_rocketmq_header(header: bytes) -> RemotingCommand:
     """Decode the binary header; lengths are bounded by the header, and empty strings read as absent."""
+    header = bytes(header)
     limit = len(header)
     if limit < 21:
         raise CodecError(f"ROCKETMQ header of {limit} bytes is shorter than its 21 fixed bytes")
@@ -360,6 +362,9 @@ def decode_rocketmq_header(header: bytes) -> RemotingCommand:
             position += value_length
             if key_length and value_length:
                 fields[_utf8(key)] = _utf8(value)
+            elif key_length:
+                # Java reads an empty value as null, and the last put of a duplicate key wins.
+                fields.pop(_utf8(key), None)
         cmd.ext_fields = fields
     return cmd
 
@@ -476,23 +481,27 @@ def decompress(body: bytes, kind: int = COMPRESSION_ZLIB) -> bytes:
             result = inflater.decompress(body, MAX_DECOMPRESSED_SIZE)
             if inflater.unconsumed_tail:
                 raise CodecError(f"decompressed body exceeds {MAX_DECOMPRESSED_SIZE} bytes")
+            if not inflater.eof:
+                raise CodecError("compressed body is truncated")
             return result
         if kind == COMPRESSION_LZ4:
             import lz4.frame
 
             inflater = lz4.frame.LZ4FrameDecompressor()
             result = inflater.decompress(body, max_length=MAX_DECOMPRESSED_SIZE)
-            if not inflater.eof and len(result) >= MAX_DECOMPRESSED_SIZE:
-                raise CodecError(f"decompressed body exceeds {MAX_DECOMPRESSED_SIZE} bytes")
+            if not inflater.eof:
+                if len(result) >= MAX_DECOMPRESSED_SIZE:
+                    raise CodecError(f"decompressed body exceeds {MAX_DECOMPRESSED_SIZE} bytes")
+                raise CodecError("compressed body is truncated")
             return result
         if kind == COMPRESSION_ZSTD:
             import zstandard
 
-            inflater = zstandard.ZstdDecompressor().decompressobj()
-            result = inflater.decompress(body)
-            if len(result) > MAX_DECOMPRESSED_SIZE:
+            # The one-shot call stops at max_output_size when the frame does not
+            # declare its size, and refuses a truncated frame.
+            if zstandard.frame_content_size(body) > MAX_DECOMPRESSED_SIZE:
                 raise CodecError(f"decompressed body exceeds {MAX_DECOMPRESSED_SIZE} bytes")
-            return result
+            return zstandard.ZstdDecompressor().decompress(body, max_output_size=MAX_DECOMPRESSED_SIZE)
     except CodecError:
         raise
     except Exception as error:  # zlib.error, RuntimeError (lz4), ZstdError
@@ -700,7 +709,8 @@ def _hex_bytes(text: str) -> bytes:
 
 def _month_start_ms(now_ms: int) -> tuple[int, int]:
     """Local-time start of the month holding ``now_ms`` and of the next one, in ms."""
-    now = datetime.datetime.fromtimestamp(now_ms / 1000).astimezone()
+    # Naive local time, so that each month boundary gets its own UTC offset across daylight saving.
+    now = datetime.datetime.fromtimestamp(now_ms / 1000)
     start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     following = (start + datetime.timedelta(days=32)).replace(day=1)
     return int(start.timestamp() * 1000), int(following.timestamp() * 1000)
@@ -757,7 +767,7 @@ def unique_id_timestamp(msg_id: str, now_ms: int | None = None) -> int:
     now = _now_ms() if now_ms is None else now_ms
     month_start, _ = _month_start_ms(now)
     if month_start + span >= now:
-        previous = datetime.datetime.fromtimestamp((month_start - 1) / 1000).astimezone()
+        previous = datetime.datetime.fromtimestamp((month_start - 1) / 1000)
         month_start, _ = _month_start_ms(int(previous.timestamp() * 1000))
     return month_start + span
 

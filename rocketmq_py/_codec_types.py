@@ -101,13 +101,18 @@ class JsonObjectKey(tuple):
 
     def __new__(cls, items: Iterable[tuple[str, object]] | dict) -> "JsonObjectKey":
         pairs = items.items() if isinstance(items, dict) else items
-        return super().__new__(cls, tuple(sorted((str(k), _freeze(v)) for k, v in pairs)))
+        frozen = ((str(k), _freeze(v)) for k, v in pairs)
+        return super().__new__(cls, tuple(sorted(frozen, key=_pair_name)))
 
     def to_dict(self) -> dict:
         return dict(self)
 
     def __repr__(self) -> str:
         return f"JsonObjectKey({dict(self)!r})"
+
+
+def _pair_name(pair: tuple[str, object]) -> str:
+    return pair[0]
 
 
 def _freeze(value: object) -> object:
