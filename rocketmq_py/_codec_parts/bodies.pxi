@@ -1,0 +1,264 @@
+# Included by _codec.pyx: Message properties, batch bodies and compression.
+# Shares the module namespace of _codec; see _codec.pyx for the imports.
+
+# --- message properties -------------------------------------------------------------
+
+
+def properties_to_string(properties) -> str:
+    """``name\\x01value`` pairs joined by ``\\x02``; entries with a None value are left out."""
+    cdef Py_ssize_t position = 0
+    cdef PyObject* name_ptr
+    cdef PyObject* value_ptr
+    cdef Py_ssize_t total = 0
+    cdef Py_ssize_t at = 0
+    cdef Py_UCS4 max_char = 0x7F
+    cdef Py_UCS4 char_max
+    cdef list pieces
+    cdef Py_ssize_t i, count
+    if not properties:
+        return ""
+    if type(properties) is not dict:
+        return _properties_to_string_generic(properties)
+    pieces = []
+    while PyDict_Next(properties, &position, &name_ptr, &value_ptr):
+        if <object>value_ptr is None:
+            continue
+        if not PyUnicode_CheckExact(<object>name_ptr) or not PyUnicode_CheckExact(<object>value_ptr):
+            return _properties_to_string_generic(properties)
+        pieces.append(<object>name_ptr)
+        pieces.append(<object>value_ptr)
+    count = len(pieces)
+    if count == 0:
+        return ""
+    for i in range(count):
+        piece = pieces[i]
+        total += PyUnicode_GET_LENGTH(piece)
+        char_max = PyUnicode_MAX_CHAR_VALUE(piece)
+        if char_max > max_char:
+            max_char = char_max
+    total += count - 1  # one separator between every two pieces
+    result = PyUnicode_New(total, max_char)
+    for i in range(count):
+        piece = pieces[i]
+        if i:
+            PyUnicode_WRITE(PyUnicode_KIND(result), PyUnicode_DATA(result), at, 0x01 if i & 1 else 0x02)
+            at += 1
+        PyUnicode_CopyCharacters(result, at, piece, 0, PyUnicode_GET_LENGTH(piece))
+        at += PyUnicode_GET_LENGTH(piece)
+    return result
+
+
+def _properties_to_string_generic(properties):
+    return PROPERTY_SEPARATOR.join(
+        name + PROPERTY_NAME_VALUE_SEPARATOR + value
+        for name, value in properties.items()
+        if value is not None
+    )
+
+
+def string_to_properties(text) -> dict:
+    """Parse a properties string; entries with an empty name or value are dropped, as Java does."""
+    cdef Py_ssize_t length, start, stop, separator, i
+    cdef int kind
+    cdef const void* data
+    cdef dict result
+    if not text:
+        return {}
+    if not PyUnicode_Check(text):
+        result = {}
+        for segment in text.split(PROPERTY_SEPARATOR):
+            found = segment.find(PROPERTY_NAME_VALUE_SEPARATOR)
+            if 0 < found < len(segment) - 1:
+                result[segment[:found]] = segment[found + 1:]
+        return result
+    if PyUnicode_IS_ASCII(text):
+        return _properties_from_utf8(<const uint8_t*>PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text))
+    result = {}
+    kind = PyUnicode_KIND(text)
+    data = PyUnicode_DATA(text)
+    length = PyUnicode_GET_LENGTH(text)
+    start = 0
+    while True:
+        stop = start
+        separator = -1
+        while stop < length and PyUnicode_READ(kind, data, stop) != 0x02:
+            if separator < 0 and PyUnicode_READ(kind, data, stop) == 0x01:
+                separator = stop
+            stop += 1
+        if separator > start and separator < stop - 1:
+            result[PyUnicode_Substring(text, start, separator)] = PyUnicode_Substring(text, separator + 1, stop)
+        if stop >= length:
+            return result
+        start = stop + 1
+
+
+cdef enum:
+    _MAX_PRESIZED = 64
+
+
+cdef dict _properties_from_utf8(const uint8_t* data, Py_ssize_t length):
+    """Parse properties straight from their UTF-8 bytes.
+
+    Same result as decoding (with replacement) and then splitting: the
+    separators are ASCII bytes, which UTF-8 never uses inside a character
+    and the decoder never swallows into a replacement character.
+    """
+    cdef Py_ssize_t stops[_MAX_PRESIZED]
+    cdef Py_ssize_t count = 0
+    cdef Py_ssize_t start = 0
+    cdef Py_ssize_t stop, size, name_length
+    cdef const uint8_t* found
+    cdef dict result
+    while count < _MAX_PRESIZED:  # the segment ends, to size the dict once
+        found = <const uint8_t*>memchr(data + start, 0x02, length - start)
+        stops[count] = length if found == NULL else found - data
+        count += 1
+        if found == NULL:
+            break
+        start = stops[count - 1] + 1
+    result = rmq_new_dict(count)
+    start = 0
+    count = 0
+    while True:
+        if count < _MAX_PRESIZED:
+            stop = stops[count]
+            count += 1
+        else:
+            found = <const uint8_t*>memchr(data + start, 0x02, length - start)
+            stop = length if found == NULL else found - data
+        size = stop - start
+        found = <const uint8_t*>memchr(data + start, 0x01, size)
+        if found != NULL:
+            name_length = found - (data + start)
+            if 0 < name_length < size - 1:
+                PyDict_SetItem(result, _decode_text(data + start, name_length),
+                               _decode_text(found + 1, size - name_length - 1))
+        if stop >= length:
+            return result
+        start = stop + 1
+
+
+cdef object _properties_bytes(object properties):
+    text = properties if isinstance(properties, str) else properties_to_string(properties)
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) > 0x7FFF:
+        raise CodecError(f"properties of {len(data)} bytes exceed the 32767 byte limit")
+    return data
+
+
+# --- batch bodies ---------------------------------------------------------------------
+
+
+def encode_batch(messages) -> bytes:
+    """The SEND_BATCH_MESSAGE body: one ``(flag, body, properties)`` item after another."""
+    cdef Writer w
+    cdef Py_ssize_t body_length, props_length
+    _w_init(&w)
+    try:
+        for flag, body, properties in messages:
+            body = _bytes_of(body)
+            props = _properties_bytes(properties)
+            body_length = PyBytes_GET_SIZE(body)
+            props_length = PyBytes_GET_SIZE(props)
+            _w_reserve(&w, 22 + body_length + props_length)
+            _w_u32(&w, <uint32_t>(20 + body_length + 2 + props_length))
+            _w_u32(&w, 0)  # magic: the broker ignores it
+            _w_u32(&w, 0)  # body CRC: the broker computes it
+            _w_u32(&w, <uint32_t>_i32(flag))
+            _w_u32(&w, <uint32_t>body_length)
+            _w_put(&w, PyBytes_AS_STRING(body), body_length)
+            _w_u16(&w, <uint16_t>props_length)
+            _w_put(&w, PyBytes_AS_STRING(props), props_length)
+        return _w_bytes(&w)
+    finally:
+        _w_free(&w)
+
+
+def decode_batch(data) -> list:
+    cdef ByteReader r
+    cdef const uint8_t* p
+    cdef int32_t body_length
+    cdef int16_t props_length
+    cdef list items = []
+    data = _bytes_of(data)
+    reader_init(&r, <const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+    while reader_left(&r) > 0:
+        p = reader_take(&r, 20)
+        if p == NULL:
+            raise CodecError(f"batch item at {r.position} ends before its 20-byte head")
+        flag = load_i32(p + 12)
+        body_length = load_i32(p + 16)
+        p = reader_take(&r, body_length)
+        if p == NULL:
+            raise CodecError(f"batch body length {body_length} at {r.position - 4} does not fit the data")
+        body = PyBytes_FromStringAndSize(<const char*>p, body_length)
+        p = reader_take(&r, 2)
+        if p == NULL:
+            raise CodecError("batch item ends before its properties length")
+        props_length = load_i16(p)
+        p = reader_take(&r, props_length)
+        if p == NULL:
+            raise CodecError(f"batch properties length {props_length} does not fit the data")
+        items.append((flag, body, _properties_from_utf8(p, props_length)))
+    return items
+
+
+# --- compression --------------------------------------------------------------------------
+
+
+def compression_type(sys_flag) -> int:
+    """The compression type in sysFlag bits 8-10; 0 (old producers) means zlib."""
+    kind = (sys_flag & SYSFLAG_COMPRESSION_TYPE_MASK) >> 8
+    return COMPRESSION_ZLIB if kind in (0, COMPRESSION_ZLIB) else kind
+
+
+def compress(body, kind=COMPRESSION_ZLIB, level=5) -> bytes:
+    """Compress as Java's producer does: zlib stream, LZ4 frame or zstd frame."""
+    if kind == COMPRESSION_ZLIB:
+        return zlib.compress(body, level)
+    if kind == COMPRESSION_LZ4:
+        import lz4.frame
+
+        return lz4.frame.compress(body, block_linked=False, store_size=False)
+    if kind == COMPRESSION_ZSTD:
+        import zstandard
+
+        return zstandard.ZstdCompressor(level=level).compress(body)
+    raise CodecError(f"unknown compression type {kind}: use 1 (LZ4), 2 (ZSTD) or 3 (ZLIB)")
+
+
+def decompress(body, kind=COMPRESSION_ZLIB) -> bytes:
+    """Decompress a whole body; a truncated stream or one that would exceed
+    MAX_DECOMPRESSED_SIZE raises CodecError (Java's streams throw there too)."""
+    try:
+        if kind == COMPRESSION_ZLIB or kind == 0:
+            inflater = zlib.decompressobj()
+            result = inflater.decompress(body, MAX_DECOMPRESSED_SIZE)
+            if inflater.unconsumed_tail:
+                raise CodecError(f"decompressed body exceeds {MAX_DECOMPRESSED_SIZE} bytes")
+            if not inflater.eof:
+                raise CodecError("compressed body is truncated")
+            return result
+        if kind == COMPRESSION_LZ4:
+            import lz4.frame
+
+            inflater = lz4.frame.LZ4FrameDecompressor()
+            result = inflater.decompress(body, max_length=MAX_DECOMPRESSED_SIZE)
+            if not inflater.eof:
+                if len(result) >= MAX_DECOMPRESSED_SIZE:
+                    raise CodecError(f"decompressed body exceeds {MAX_DECOMPRESSED_SIZE} bytes")
+                raise CodecError("compressed body is truncated")
+            return result
+        if kind == COMPRESSION_ZSTD:
+            import zstandard
+
+            # The one-shot call stops at max_output_size when the frame does not
+            # declare its size, and refuses a truncated frame.
+            if zstandard.frame_content_size(body) > MAX_DECOMPRESSED_SIZE:
+                raise CodecError(f"decompressed body exceeds {MAX_DECOMPRESSED_SIZE} bytes")
+            return zstandard.ZstdDecompressor().decompress(body, max_output_size=MAX_DECOMPRESSED_SIZE)
+    except CodecError:
+        raise
+    except Exception as error:  # zlib.error, RuntimeError (lz4), ZstdError
+        raise CodecError(f"body does not decompress as type {kind}: {error}") from None
+    raise CodecError(f"unknown compression type {kind}")

@@ -1,0 +1,178 @@
+# Included by _codec.pyx: The ROCKETMQ binary header.
+# Shares the module namespace of _codec; see _codec.pyx for the imports.
+
+# --- ROCKETMQ binary header -------------------------------------------------------
+
+
+def encode_rocketmq_header(cmd) -> bytes:
+    """The binary header of RocketMQSerializable: 21 fixed bytes, remark, ext map."""
+    cdef Writer w
+    _w_init(&w)
+    try:
+        _w_binary_header(&w, cmd)
+        return _w_bytes(&w)
+    finally:
+        _w_free(&w)
+
+
+cdef int _w_binary_header(Writer* w, object cmd) except -1:
+    cdef Py_ssize_t fixed_at = w.length
+    cdef Py_ssize_t ext_at
+    cdef const char* data
+    cdef Py_ssize_t length
+    cdef Py_ssize_t position = 0
+    cdef PyObject* key_ptr
+    cdef PyObject* value_ptr
+    cdef uint8_t* fixed
+    cdef int language
+    cdef int16_t code, version
+    cdef int32_t opaque, flag
+    # The fixed fields are filled in last: the twin checks them after the ext map.
+    _w_reserve(w, 13)
+    w.length += 13  # code, language, version, opaque, flag
+    remark = _field(cmd, RC_REMARK, "remark")
+    if remark:
+        if PyUnicode_Check(remark):
+            owner = _utf8_of(remark, &data, &length)
+        else:
+            owner = _bytes_of(remark.encode("utf-8", "surrogatepass"))
+            data = PyBytes_AS_STRING(owner)
+            length = PyBytes_GET_SIZE(owner)
+        _w_u32(w, <uint32_t>length)
+        _w_put(w, data, length)
+    else:
+        _w_u32(w, 0)
+    ext_at = w.length
+    _w_u32(w, 0)
+    ext_fields = _field(cmd, RC_EXT_FIELDS, "ext_fields")
+    if ext_fields:
+        if type(ext_fields) is dict:
+            while PyDict_Next(ext_fields, &position, &key_ptr, &value_ptr):
+                _w_ext_entry(w, <object>key_ptr, <object>value_ptr)
+        else:
+            for key, value in ext_fields.items():
+                _w_ext_entry(w, key, value)
+    store_u32(w.data + ext_at, <uint32_t>(w.length - ext_at - 4))
+    language = _binary_language(_field(cmd, RC_LANGUAGE, "language"))
+    code = _i16(_field(cmd, RC_CODE, "code"))
+    version = _i16(_field(cmd, RC_VERSION, "version"))
+    opaque = _i32(_field(cmd, RC_OPAQUE, "opaque"))
+    flag = _i32(_field(cmd, RC_FLAG, "flag"))
+    fixed = w.data + fixed_at
+    store_u16(fixed, <uint16_t>code)
+    fixed[2] = <uint8_t>language
+    store_u16(fixed + 3, <uint16_t>version)
+    store_u32(fixed + 5, <uint32_t>opaque)
+    store_u32(fixed + 9, <uint32_t>flag)
+    return 0
+
+
+cdef int _w_ext_entry(Writer* w, object key, object value) except -1:
+    cdef const char* key_data
+    cdef Py_ssize_t key_length
+    cdef const char* value_data
+    cdef Py_ssize_t value_length
+    if key is None or value is None:
+        return 0
+    if not PyUnicode_Check(key) or not PyUnicode_Check(value):
+        raise CodecError(f"extFields entries must be strings, got {key!r}: {value!r}")
+    key_owner = _utf8_of(key, &key_data, &key_length)
+    value_owner = _utf8_of(value, &value_data, &value_length)
+    if key_length > 0x7FFF:
+        raise CodecError(f"extFields key of {key_length} bytes exceeds the int16 length")
+    _w_u16(w, <uint16_t>key_length)
+    _w_put(w, key_data, key_length)
+    _w_u32(w, <uint32_t>value_length)
+    _w_put(w, value_data, value_length)
+    return 0
+
+
+cdef int _binary_language(object language) except -1:
+    if not 0 <= language <= 0xFF:
+        raise CodecError(f"language code {language} does not fit a byte")
+    if PyLong_Check(language):
+        return <int>language
+    # Whatever else compared in range is packed as the twin packs it.
+    return _SIGNED_BYTE.pack(language - 256 if language > 127 else language)[0]
+
+
+cdef Py_ssize_t _count_ext_entries(const uint8_t* data, Py_ssize_t length) noexcept:
+    """How many entries the ext block seems to hold (a size hint; the decoder checks)."""
+    cdef ByteReader r
+    cdef const uint8_t* p
+    cdef Py_ssize_t count = 0
+    reader_init(&r, data, length)
+    while count < _MAX_PRESIZED:
+        p = reader_take(&r, 2)
+        if p == NULL or reader_take(&r, load_i16(p)) == NULL:
+            break
+        p = reader_take(&r, 4)
+        if p == NULL or reader_take(&r, load_i32(p)) == NULL:
+            break
+        count += 1
+    return count
+
+
+def decode_rocketmq_header(header) -> RemotingCommand:
+    """Decode the binary header; lengths are bounded by the header, and empty strings read as absent."""
+    header = _bytes_of(header)
+    return _decode_binary_header(<const uint8_t*>PyBytes_AS_STRING(header), PyBytes_GET_SIZE(header), None)
+
+
+cdef object _decode_binary_header(const uint8_t* data, Py_ssize_t length, object body):
+    cdef ByteReader r
+    cdef const uint8_t* p
+    cdef const uint8_t* key
+    cdef const uint8_t* value
+    cdef int32_t remark_length, ext_length, value_length
+    cdef int16_t key_length
+    cdef ByteReader ext
+    if length < _BINARY_HEADER_FIXED:
+        raise CodecError(f"ROCKETMQ header of {length} bytes is shorter than its 21 fixed bytes")
+    reader_init(&r, data, length)
+    p = reader_take(&r, 17)
+    code = load_i16(p)
+    language = p[2]
+    version = load_i16(p + 3)
+    opaque = load_i32(p + 5)
+    flag = load_i32(p + 9)
+    remark_length = load_i32(p + 13)
+    remark = None
+    p = reader_take(&r, remark_length)
+    if p == NULL:
+        raise CodecError(f"remark length {remark_length} does not fit the header")
+    if remark_length:
+        remark = _decode_text(p, remark_length)
+    p = reader_take(&r, 4)
+    if p == NULL:
+        raise CodecError("ROCKETMQ header ends before its extFields length")
+    ext_length = load_i32(p)
+    p = reader_take(&r, ext_length)
+    if p == NULL:
+        raise CodecError(f"extFields length {ext_length} does not fit the header")
+    fields = None
+    if ext_length > 0:
+        fields = rmq_new_dict(_count_ext_entries(p, ext_length))
+        reader_init(&ext, p, ext_length)
+        while reader_left(&ext) > 0:
+            p = reader_take(&ext, 2)
+            if p == NULL:
+                raise CodecError("extFields entry ends before its key length")
+            key_length = load_i16(p)
+            key = reader_take(&ext, key_length)
+            if key == NULL:
+                raise CodecError(f"extFields key length {key_length} does not fit the header")
+            p = reader_take(&ext, 4)
+            if p == NULL:
+                raise CodecError("extFields entry ends before its value length")
+            value_length = load_i32(p)
+            value = reader_take(&ext, value_length)
+            if value == NULL:
+                raise CodecError(f"extFields value length {value_length} does not fit the header")
+            if key_length and value_length:
+                PyDict_SetItem(fields, _decode_text(key, key_length), _decode_text(value, value_length))
+            elif key_length:
+                # Java reads the empty value as null and HashMap.put keeps that
+                # last null: the key is absent.
+                fields.pop(_decode_text(key, key_length), None)
+    return _new_command(code, language, version, opaque, flag, remark, fields, body, SERIALIZE_ROCKETMQ)
