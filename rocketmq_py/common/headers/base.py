@@ -29,7 +29,12 @@ def wire(name: str, default: Any = None, *, required: bool = False) -> Any:
 
 
 class CommandHeader:
-    """Base of the header dataclasses; subclasses are ``@dataclass`` classes using :func:`wire`."""
+    """Base of the header dataclasses; subclasses are ``@dataclass`` classes using :func:`wire`.
+
+    Headers are built and parsed for every request, so the conversions are
+    generated once per class as straight-line code (as ``dataclasses`` does
+    for ``__init__``) instead of looping over the fields each time.
+    """
 
     _layout: ClassVar[tuple[tuple[str, str, type, bool], ...] | None] = None
 
@@ -48,35 +53,70 @@ class CommandHeader:
         return layout
 
     def to_ext_fields(self) -> dict[str, str]:
-        fields: dict[str, str] = {}
-        for attribute, name, _kind, _required in self._fields():
-            value = getattr(self, attribute)
-            if value is None:
-                continue
-            if isinstance(value, bool):
-                fields[name] = "true" if value else "false"
-            else:
-                fields[name] = str(value)
-        return fields
+        return _writer(type(self))(self)
 
     @classmethod
     def from_ext_fields(cls: type[_H], fields: Mapping[str, str] | None) -> _H:
-        fields = fields or {}
-        values: dict[str, Any] = {}
+        return _reader(cls)(cls, fields or {})
+
+
+def _writer(cls: type[CommandHeader]) -> Any:
+    writer = cls.__dict__.get("_generated_writer")
+    if writer is None:
+        lines = ["def to_ext_fields(self):", "    fields = {}"]
+        for attribute, name, kind, _required in cls._fields():
+            lines.append(f"    value = self.{attribute}")
+            lines.append("    if value is not None:")
+            if kind is bool:
+                lines.append(f"        fields[{name!r}] = 'true' if value else 'false'")
+            elif kind is str:
+                lines.append(f"        fields[{name!r}] = value if value.__class__ is str else str(value)")
+            else:
+                lines.append(f"        fields[{name!r}] = str(value)")
+        lines.append("    return fields")
+        writer = _compile(lines, "to_ext_fields", {})
+        cls._generated_writer = writer  # type: ignore[attr-defined]
+    return writer
+
+
+def _reader(cls: type[CommandHeader]) -> Any:
+    reader = cls.__dict__.get("_generated_reader")
+    if reader is None:
+        lines = ["def from_ext_fields(cls, fields):", "    get = fields.get", "    values = {}"]
         for attribute, name, kind, required in cls._fields():
-            text = fields.get(name)
-            if text is None:
-                if required:
-                    raise MissingHeaderFieldError(
-                        f"the custom header field {name!r} of {cls.__name__} is missing"
-                    )
-                continue
-            try:
-                values[attribute] = _parse(text, kind)
-            except ValueError:
-                # Java logs a field it cannot parse and leaves the default.
-                _log.warning("header %s field %s has a bad value %r", cls.__name__, name, text)
-        return cls(**values)
+            lines.append(f"    text = get({name!r})")
+            if required:
+                lines.append("    if text is None:")
+                prefix = f"the custom header field {name!r} of "
+                lines.append(f"        raise MissingHeaderFieldError({prefix!r} + cls.__name__ + ' is missing')")
+            else:
+                lines.append("    if text is not None:")
+            indent = "    " if required else "        "
+            if kind is str:
+                lines.append(f"{indent}values[{attribute!r}] = text")
+            elif kind is bool:
+                lines.append(f"{indent}values[{attribute!r}] = text.lower() == 'true'")
+            else:
+                converter = "int" if kind is int else "float"
+                lines.append(f"{indent}try:")
+                lines.append(f"{indent}    values[{attribute!r}] = {converter}(text)")
+                lines.append(f"{indent}except ValueError:")
+                lines.append(f"{indent}    bad_value(cls, {name!r}, text)")
+        lines.append("    return cls(**values)")
+        reader = _compile(lines, "from_ext_fields",
+                          {"MissingHeaderFieldError": MissingHeaderFieldError, "bad_value": _bad_value})
+        cls._generated_reader = reader  # type: ignore[attr-defined]
+    return reader
+
+
+def _compile(lines: list[str], name: str, namespace: dict) -> Any:
+    exec("\n".join(lines), namespace)  # noqa: S102 - source built above from field names only
+    return namespace[name]
+
+
+def _bad_value(cls: type, name: str, text: str) -> None:
+    # Java logs a field it cannot parse and leaves the default.
+    _log.warning("header %s field %s has a bad value %r", cls.__name__, name, text)
 
 
 def _scalar_type(hint: Any) -> type:
@@ -84,13 +124,3 @@ def _scalar_type(hint: Any) -> type:
         if hint is candidate or candidate in typing.get_args(hint):
             return candidate
     raise TypeError(f"header fields must be str, int, float or bool, not {hint!r}")
-
-
-def _parse(text: str, kind: type) -> Any:
-    if kind is str:
-        return text
-    if kind is bool:
-        return text.lower() == "true"
-    if kind is int:
-        return int(text.strip())
-    return float(text)
