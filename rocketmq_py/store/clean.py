@@ -1,0 +1,145 @@
+"""Deleting expired files and watching the disk (Java's DefaultMessageStore.CleanCommitLogService and
+CleanConsumeQueueService).
+
+CommitLog files not written for ``fileReservedTime`` hours are deleted at the
+``deleteWhen`` hour, at once when the disk is over ``diskMaxUsedSpaceRatio``,
+or when asked (TRIGGER_DELETE_FILES). ConsumeQueue and index files that only
+point below the new CommitLog minimum follow. Above
+``diskSpaceWarningLevelRatio`` (90 %) the store marks the disk full and
+refuses puts until usage drops again.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from rocketmq_py.store.flush import ServiceThread
+
+if TYPE_CHECKING:
+    from rocketmq_py.store.message_store import MessageStore
+
+_log = logging.getLogger(__name__)
+
+MAX_MANUAL_DELETE_FILE_TIMES = 20
+DISK_CHECK_INTERVAL_MS = 10_000
+
+DiskUsage = Callable[[Path], float]
+
+
+def disk_used_ratio(path: Path) -> float:
+    """Used share (0..1) of the disk holding ``path``, as Java's UtilAll.getDiskPartitionSpaceUsedPercent; -1 if unknown."""
+    try:
+        usage = shutil.disk_usage(path)
+    except OSError:
+        return -1.0
+    return usage.used / usage.total if usage.total else -1.0
+
+
+def is_it_time_to_do(when: str, hour: int | None = None) -> bool:
+    """True when the current hour is one of ``when`` (``"04"`` or ``"04;16"``)."""
+    hour = datetime.datetime.now().hour if hour is None else hour
+    for item in when.split(";"):
+        try:
+            if int(item) == hour:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
+class CleanService(ServiceThread):
+    """Runs the CommitLog, ConsumeQueue and index cleaning every ``cleanResourceInterval`` ms,
+    and the disk-full check every 10 s."""
+
+    name = "CleanService"
+
+    def __init__(self, store: MessageStore, disk_usage: DiskUsage = disk_used_ratio) -> None:
+        super().__init__()
+        self.store = store
+        self.config = store.config
+        self.disk_usage = disk_usage
+        self.manual_delete_file_several_times = 0
+        self.clean_immediately = False
+        self._last_physical_min_offset = 0
+
+    def run(self) -> None:
+        waited = 0.0
+        while not self.stopped:
+            step = min(self.config.clean_resource_interval, DISK_CHECK_INTERVAL_MS)
+            self.wait_for_running(step)
+            if self.stopped:
+                break
+            self.is_space_full()
+            waited += step
+            if waited >= self.config.clean_resource_interval or self.manual_delete_file_several_times:
+                waited = 0.0
+                self.run_once()
+
+    def execute_delete_files_manually(self) -> None:
+        self.manual_delete_file_several_times = MAX_MANUAL_DELETE_FILE_TIMES
+        self.wakeup()
+
+    def run_once(self) -> None:
+        try:
+            self.delete_expired_commit_log_files()
+            self.delete_expired_consume_queue_files()
+        except Exception:
+            _log.exception("cleaning expired files failed")
+
+    def delete_expired_commit_log_files(self) -> int:
+        time_up = is_it_time_to_do(self.config.delete_when)
+        space_full = self._is_space_to_delete()
+        manual = self.manual_delete_file_several_times > 0
+        if not (time_up or space_full or manual):
+            return 0
+        if manual:
+            self.manual_delete_file_several_times -= 1
+        clean_at_once = self.config.clean_file_forcibly_enable and self.clean_immediately
+        _log.info("deleting CommitLog files older than %d h (time up: %s, disk full: %s, manual: %s, at once: %s)",
+                  self.config.file_reserved_time, time_up, space_full, manual, clean_at_once)
+        count = self.store.commit_log.queue.delete_expired_file_by_time(
+            self.config.file_reserved_time * 3_600_000, self.config.delete_commit_log_files_interval, clean_at_once,
+        )
+        if count == 0 and space_full:
+            _log.warning("the disk will be full soon, but no CommitLog file could be deleted")
+        return count
+
+    def delete_expired_consume_queue_files(self) -> None:
+        min_offset = self.store.commit_log.min_offset
+        if min_offset <= self._last_physical_min_offset:
+            return
+        self._last_physical_min_offset = min_offset
+        for consume_queue in self.store.consume_queues():
+            consume_queue.delete_expired_file(min_offset)
+        self.store.index_service.delete_expired_file(min_offset)
+
+    def _ratio(self, path: Path) -> float:
+        return self.disk_usage(path)
+
+    def _is_space_to_delete(self) -> bool:
+        ratio = self.config.effective_disk_max_used_space_ratio / 100.0
+        self.clean_immediately = False
+        for path in (self.config.commit_log_dir, self.config.consume_queue_dir):
+            used = self._ratio(path if path.exists() else self.config.root)
+            if used > self.config.disk_space_warning_level_ratio:
+                self.store.mark_disk_full(True, used)
+                self.clean_immediately = True
+            elif used > self.config.disk_space_clean_forcibly_ratio:
+                self.clean_immediately = True
+            else:
+                self.store.mark_disk_full(False, used)
+            if used < 0 or used > ratio:
+                _log.info("disk of %s is %.1f %% used; reclaiming space", path, used * 100)
+                return True
+        return False
+
+    def is_space_full(self) -> bool:
+        """The periodic disk check: mark the store full (puts refused) above the warning level."""
+        path = self.config.commit_log_dir
+        used = self._ratio(path if path.exists() else self.config.root)
+        full = used > self.config.disk_space_warning_level_ratio
+        self.store.mark_disk_full(full, used)
+        return full

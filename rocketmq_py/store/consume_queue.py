@@ -1,0 +1,223 @@
+"""One topic-queue's index into the CommitLog (Java's store/ConsumeQueue).
+
+Files ``{root}/consumequeue/{topic}/{queueId}/{20-digit byte offset}`` of
+20-byte units ``(CommitLog offset, size, tags code)``; queue offset N is the
+unit at byte N*20. A queue that starts above 0 gets its first file padded
+with ``(0, Integer.MAX_VALUE, 0)`` units, as Java does.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Callable
+
+from rocketmq_py.store import layout
+from rocketmq_py.store.mapped_file import MappedFileQueue
+
+_log = logging.getLogger(__name__)
+
+UNIT = 20
+#: A pull reads at most this many bytes of units (Java: max(16000, maxMsgNums * 20)).
+MAX_FILTER_BYTES = 16000
+
+
+class ConsumeQueue:
+    def __init__(self, topic: str, queue_id: int, root: Path, file_size: int) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.file_size = file_size
+        self.queue = MappedFileQueue(Path(root) / topic / str(queue_id), file_size)
+        #: CommitLog offset just after the last record indexed here (-1 when none).
+        self.max_physic_offset = -1
+        #: Byte offset of the first unit still pointing at existing CommitLog data.
+        self.min_logic_offset = 0
+
+    def load(self) -> None:
+        self.queue.load()
+
+    @property
+    def min_offset_in_queue(self) -> int:
+        return self.min_logic_offset // UNIT
+
+    @property
+    def max_offset_in_queue(self) -> int:
+        return self.queue.max_offset // UNIT
+
+    @property
+    def message_total(self) -> int:
+        return self.max_offset_in_queue - self.min_offset_in_queue
+
+    def roll_next_file(self, index: int) -> int:
+        units = self.file_size // UNIT
+        return index + units - index % units
+
+    # --- write ---------------------------------------------------------------------------------
+
+    def put_message_position_info(self, offset: int, size: int, tags_code: int, cq_offset: int) -> bool:
+        """Add the unit for queue offset ``cq_offset``; True also when it is already there."""
+        if offset + size <= self.max_physic_offset:
+            return True
+        expected = cq_offset * UNIT
+        mapped = self.queue.get_last_mapped_file(expected)
+        if mapped is None:
+            return False
+        if mapped.first_create_in_queue and cq_offset != 0 and mapped.wrote_position == 0:
+            self.min_logic_offset = expected
+            self.queue.flushed_where = expected
+            blank_until = expected % self.file_size
+            layout.cq_fill_blank(mapped.mm, 0, blank_until)
+            mapped.wrote_position = blank_until
+        if cq_offset != 0:
+            current = mapped.file_from_offset + mapped.wrote_position
+            if expected < current:
+                _log.debug("%s-%d: unit %d is already built", self.topic, self.queue_id, cq_offset)
+                return True
+            if expected != current:
+                _log.warning("%s-%d: queue offset %d expected at byte %d but the queue ends at %d",
+                             self.topic, self.queue_id, cq_offset, expected, current)
+        position = mapped.wrote_position
+        if position + UNIT > self.file_size:
+            return False
+        layout.cq_put_unit(mapped.mm, position, offset, size, tags_code)
+        mapped.wrote_position = position + UNIT
+        self.max_physic_offset = offset + size
+        return True
+
+    # --- read ----------------------------------------------------------------------------------
+
+    def read_units(self, start_index: int, max_bytes: int = MAX_FILTER_BYTES) -> list[tuple[int, int, int]] | None:
+        """Units from queue offset ``start_index`` to the end of its file (at most ``max_bytes`` of them).
+
+        None when that offset is below the minimum or its file is gone.
+        """
+        offset = start_index * UNIT
+        if offset < self.min_logic_offset:
+            return None
+        mapped = self.queue.find_mapped_file_by_offset(offset)
+        if mapped is None:
+            return None
+        position = offset % self.file_size
+        limit = min(mapped.wrote_position, position + max_bytes)
+        if limit <= position:
+            return None
+        try:
+            return layout.cq_read_units(mapped.mm, position, limit, max_bytes // UNIT)
+        except ValueError:  # deleted meanwhile
+            return None
+
+    def unit_at(self, index: int) -> tuple[int, int, int] | None:
+        units = self.read_units(index, UNIT)
+        return units[0] if units else None
+
+    def get_offset_in_queue_by_time(self, timestamp: int, min_physic_offset: int,
+                                    store_time_at: Callable[[int, int], int]) -> int:
+        """The queue offset whose message was stored closest to ``timestamp`` (Java's binary search)."""
+        mapped = self.queue.get_mapped_file_by_time(timestamp)
+        if mapped is None:
+            return 0
+        low = max(self.min_logic_offset - mapped.file_from_offset, 0)
+        high = mapped.wrote_position - UNIT
+        left = right = -1
+        left_value = right_value = -1
+        target = -1
+        while high >= low:
+            middle = (low + high) // (2 * UNIT) * UNIT
+            unit = mapped.read(middle, UNIT)
+            if unit is None:
+                return 0
+            physical = int.from_bytes(unit[:8], "big", signed=True)
+            size = int.from_bytes(unit[8:12], "big", signed=True)
+            if physical < min_physic_offset:
+                low = middle + UNIT
+                left = middle
+                continue
+            stored = store_time_at(physical, size)
+            if stored < 0:
+                return 0
+            if stored == timestamp:
+                target = middle
+                break
+            if stored > timestamp:
+                high = middle - UNIT
+                right, right_value = middle, stored
+            else:
+                low = middle + UNIT
+                left, left_value = middle, stored
+        if target != -1:
+            offset = target
+        elif left_value == -1:
+            offset = right
+        elif right_value == -1:
+            offset = left
+        else:
+            offset = right if abs(timestamp - left_value) > abs(timestamp - right_value) else left
+        return (mapped.file_from_offset + offset) // UNIT
+
+    # --- recovery and cleaning -----------------------------------------------------------------
+
+    def recover(self) -> None:
+        """Find where the valid units end (from the third last file on) and cut the files there."""
+        files = self.queue.files
+        if not files:
+            return
+        index = max(len(files) - 3, 0)
+        while True:
+            mapped = files[index]
+            end, max_physical = layout.cq_valid_end(mapped.mm, 0, self.file_size)
+            if max_physical >= 0:
+                self.max_physic_offset = max_physical
+            if end == self.file_size and index + 1 < len(files):
+                index += 1
+                continue
+            process_offset = mapped.file_from_offset + end
+            break
+        self.queue.flushed_where = process_offset
+        self.queue.truncate_dirty_files(process_offset)
+
+    def truncate_dirty_logic_files(self, phy_offset: int) -> None:
+        """Drop the units that point at or beyond CommitLog ``phy_offset`` (data lost in the CommitLog)."""
+        self.max_physic_offset = phy_offset
+        while True:
+            mapped = self.queue.last_file()
+            if mapped is None:
+                return
+            units = layout.cq_read_units(mapped.mm, 0, self.file_size, self.file_size // UNIT)
+            mapped.wrote_position = mapped.flushed_position = 0
+            if not units or units[0][0] >= phy_offset:
+                self.queue.delete_last_mapped_file()
+                continue
+            for i, (offset, size, _tags) in enumerate(units):
+                if i > 0 and (offset < 0 or size <= 0 or offset >= phy_offset):
+                    return
+                mapped.wrote_position = mapped.flushed_position = (i + 1) * UNIT
+                self.max_physic_offset = offset + size
+            return
+
+    def correct_min_offset(self, phy_min_offset: int) -> None:
+        first = self.queue.first_file()
+        if first is None:
+            return
+        try:
+            units = layout.cq_read_units(first.mm, 0, first.wrote_position, first.wrote_position // UNIT)
+        except ValueError:
+            return
+        for i, (offset, _size, _tags) in enumerate(units):
+            if offset >= phy_min_offset:
+                self.min_logic_offset = first.file_from_offset + i * UNIT
+                return
+
+    def delete_expired_file(self, commit_log_min_offset: int) -> int:
+        count = self.queue.delete_expired_file_by_offset(commit_log_min_offset, UNIT)
+        self.correct_min_offset(commit_log_min_offset)
+        return count
+
+    def flush(self, least_pages: int) -> bool:
+        return self.queue.flush(least_pages)
+
+    def shutdown(self) -> None:
+        self.queue.shutdown()
+
+    def destroy(self) -> None:
+        self.max_physic_offset = -1
+        self.min_logic_offset = 0
+        self.queue.destroy()

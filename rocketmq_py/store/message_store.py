@@ -1,0 +1,442 @@
+"""The message store (Java's store/DefaultMessageStore): the API the broker's processors use.
+
+Lifecycle: ``MessageStore(config)``, ``load()`` (maps the files and recovers:
+normally after a clean shutdown, from the checkpoint after a crash, which the
+``abort`` file marks), ``start()`` (takes the ``lock`` file, catches up the
+ConsumeQueues with the CommitLog, starts the flush and clean threads),
+``shutdown()`` (flushes, and removes ``abort`` when all is consistent).
+
+Writes: ``await put_message(msg)`` / ``await put_messages(batch)`` append to
+the CommitLog, build the ConsumeQueue unit and the index entries at once
+(Java does this on its reput thread; doing it in the put makes a message
+readable as soon as it is acknowledged), tell the arrival listeners (long
+polling), and under SYNC_FLUSH return only after the group commit flushed
+it. ``append_message`` / ``append_messages`` do the same without waiting for
+the flush. Reads never block on disk writes and return copies.
+"""
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import logging
+import os
+from pathlib import Path
+from typing import Callable, Iterable
+
+from rocketmq_py import codec
+from rocketmq_py.common.message import MessageExt
+from rocketmq_py.errors import CodecError
+from rocketmq_py.store import layout
+from rocketmq_py.store.checkpoint import StoreCheckpoint
+from rocketmq_py.store.clean import CleanService, DiskUsage, disk_used_ratio
+from rocketmq_py.store.commit_log import CommitLog, now_ms
+from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, MessageStoreConfig, delay_level_table
+from rocketmq_py.store.consume_queue import ConsumeQueue
+from rocketmq_py.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
+from rocketmq_py.store.index import IndexService
+from rocketmq_py.store.mapped_file import StoreError
+from rocketmq_py.store.message import (
+    PROPERTY_DELAY,
+    PROPERTY_REAL_QUEUE_ID,
+    PROPERTY_REAL_TOPIC,
+    TRANSACTION_COMMIT_TYPE,
+    TRANSACTION_NOT_TYPE,
+    TRANSACTION_TYPE_MASK,
+    StoreMessage,
+    StoreMessageBatch,
+)
+from rocketmq_py.store.reads import StoreReads
+from rocketmq_py.store.results import AppendMessageStatus, PutMessageResult, PutMessageStatus
+
+_log = logging.getLogger(__name__)
+
+SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+#: A put lock held longer than this means the page cache is struggling (Java's osPageCacheBusyTimeOutMills).
+OS_PAGE_CACHE_BUSY_MS = 1000
+
+#: ``listener(topic, queue_id, next_queue_offset, tags_code, store_timestamp, properties_text)``
+ArrivalListener = Callable[[str, int, int, int, int, str], None]
+
+
+class MessageStore(StoreReads):
+    def __init__(self, config: MessageStoreConfig, *, disk_usage: DiskUsage = disk_used_ratio) -> None:
+        self.config = config
+        self.commit_log = CommitLog(config)
+        self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
+        self.delay_levels = delay_level_table(config.message_delay_level)
+        self.max_delay_level = max(self.delay_levels)
+        self.checkpoint: StoreCheckpoint | None = None
+        self.index_service: IndexService | None = None
+        self.arrival_listeners: list[ArrivalListener] = []
+        self.disk_full = False
+        self.last_exit_ok = True
+        self._running = False
+        self._lock_fd: int | None = None
+        self._disk_usage = disk_usage
+        self._flush_service: FlushRealTimeService | GroupCommitService | None = None
+        self._flush_cq_service: FlushConsumeQueueService | None = None
+        self.clean_service: CleanService | None = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Map the store files and recover them; raises :class:`StoreError` when they cannot be used."""
+        self.config.root.mkdir(parents=True, exist_ok=True)
+        self.last_exit_ok = not self.config.abort_path.exists()
+        _log.info("last shutdown was %s", "clean" if self.last_exit_ok else "abnormal: recovering from the checkpoint")
+        self.commit_log.load()
+        self._load_consume_queues()
+        self.checkpoint = StoreCheckpoint(self.config.checkpoint_path)
+        self.index_service = IndexService(self.config, self.checkpoint)
+        self.index_service.load(self.last_exit_ok)
+        self._recover()
+
+    def _load_consume_queues(self) -> None:
+        root = self.config.consume_queue_dir
+        if not root.is_dir():
+            return
+        for topic_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+            for queue_dir in sorted(p for p in topic_dir.iterdir() if p.is_dir()):
+                try:
+                    queue_id = int(queue_dir.name)
+                except ValueError:
+                    continue
+                consume_queue = ConsumeQueue(topic_dir.name, queue_id, root, self.config.consume_queue_file_size)
+                consume_queue.load()
+                self.consume_queue_table.setdefault(topic_dir.name, {})[queue_id] = consume_queue
+
+    def _recover(self) -> None:
+        max_cq_physical = -1
+        for consume_queue in self.consume_queues():
+            consume_queue.recover()
+            max_cq_physical = max(max_cq_physical, consume_queue.max_physic_offset)
+        if not self.commit_log.queue.files:
+            if self.consume_queue_table:
+                _log.warning("there are no CommitLog files: dropping the ConsumeQueues")
+            for consume_queue in self.consume_queues():
+                consume_queue.destroy()
+            self.consume_queue_table.clear()
+            return
+        assert self.checkpoint is not None
+        if self.last_exit_ok:
+            end = self.commit_log.recover_normally()
+        else:
+            end = self.commit_log.recover_abnormally(self.checkpoint, self._dispatch)
+        if max_cq_physical >= end:
+            if max_cq_physical > end:
+                _log.warning("ConsumeQueues point up to %d, beyond the CommitLog end %d: truncating them",
+                             max_cq_physical, end)
+            for consume_queue in self.consume_queues():
+                consume_queue.truncate_dirty_logic_files(end)
+        self._recover_topic_queue_table()
+
+    def _recover_topic_queue_table(self) -> None:
+        min_physical = self.commit_log.min_offset
+        table = {}
+        for consume_queue in self.consume_queues():
+            table[(consume_queue.topic, consume_queue.queue_id)] = consume_queue.max_offset_in_queue
+            consume_queue.correct_min_offset(min_physical)
+        self.commit_log.topic_queue_table = table
+
+    def start(self) -> None:
+        """Lock the store directory, catch up the ConsumeQueues and start the background services."""
+        if self.checkpoint is None:
+            raise StoreError("load() the store before start()")
+        self._lock_directory()
+        reput_from = max([cq.max_physic_offset for cq in self.consume_queues()] + [self.commit_log.min_offset, 0])
+        self._reput(reput_from)
+        self._recover_topic_queue_table()
+        if self.config.flush_disk_type == SYNC_FLUSH:
+            self._flush_service = GroupCommitService(self.commit_log.queue, self.checkpoint)
+        else:
+            self._flush_service = FlushRealTimeService(self.commit_log.queue, self.checkpoint, self.config)
+        assert self.index_service is not None
+        self._flush_cq_service = FlushConsumeQueueService(self.config, self.checkpoint, self.consume_queues,
+                                                          self.index_service.flush)
+        self.clean_service = CleanService(self, self._disk_usage)
+        for service in (self._flush_service, self._flush_cq_service, self.clean_service):
+            service.start()
+        self.config.abort_path.touch()
+        self._running = True
+        _log.info("message store started at %s: CommitLog [%d, %d)", self.config.root, self.commit_log.min_offset,
+                  self.commit_log.max_offset)
+
+    def _lock_directory(self) -> None:
+        fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
+        except OSError:
+            os.close(fd)
+            raise StoreError(f"{self.config.root} is locked by another broker: stop it or use another "
+                             f"storePathRootDir") from None
+        os.pwrite(fd, b"lock", 0)
+        self._lock_fd = fd
+
+    def _reput(self, from_offset: int) -> None:
+        """Dispatch CommitLog records from ``from_offset`` on that the ConsumeQueues do not have yet."""
+        offset = max(from_offset, self.commit_log.min_offset, 0)
+        end = self.commit_log.max_offset
+        caught_up = 0
+        while offset < end:
+            info = self.commit_log.check_at(offset)
+            if info is None:
+                break
+            if info.size > 0:
+                self._dispatch(info)
+                offset += info.size
+                caught_up += 1
+            elif info.size == layout.RECORD_BLANK:
+                offset = self.commit_log.roll_next_file(offset)
+            else:
+                _log.error("CommitLog record at %d does not validate; dispatching stops there", offset)
+                break
+        if caught_up:
+            _log.info("dispatched %d CommitLog records the ConsumeQueues were missing", caught_up)
+
+    def shutdown(self) -> None:
+        """Stop the services, flush everything and close the files; a clean stop removes ``abort``."""
+        if not self._running:
+            self._close_files()
+            return
+        self._running = False
+        for service in (self.clean_service, self._flush_service, self._flush_cq_service):
+            if service is not None:
+                service.shutdown()
+        if self.index_service is not None:
+            self.index_service.shutdown()
+        if self.checkpoint is not None:
+            self.checkpoint.shutdown()
+        self._close_files()
+        if not self.disk_full:
+            self.config.abort_path.unlink(missing_ok=True)
+        else:
+            _log.warning("the store was not writable; keeping the abort file so the next start recovers")
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        _log.info("message store at %s shut down", self.config.root)
+
+    def _close_files(self) -> None:
+        self.commit_log.shutdown()
+        for consume_queue in self.consume_queues():
+            consume_queue.shutdown()
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def _check_store_status(self) -> PutMessageStatus | None:
+        if not self._running:
+            _log.warning("the message store is not running; refusing the put")
+            return PutMessageStatus.SERVICE_NOT_AVAILABLE
+        if self.config.broker_role == SLAVE:
+            return PutMessageStatus.SERVICE_NOT_AVAILABLE
+        if self.disk_full:
+            return PutMessageStatus.SERVICE_NOT_AVAILABLE
+        begin = self.commit_log.begin_time_in_lock
+        if begin and now_ms() - begin > OS_PAGE_CACHE_BUSY_MS:
+            return PutMessageStatus.OS_PAGECACHE_BUSY
+        return None
+
+    def _check_topic(self, topic: str) -> PutMessageStatus | None:
+        if len(topic.encode("utf-8")) > layout.MAX_TOPIC_LENGTH:
+            _log.warning("topic %r is longer than %d bytes", topic[:40], layout.MAX_TOPIC_LENGTH)
+            return PutMessageStatus.MESSAGE_ILLEGAL
+        return None
+
+    def append_message(self, msg: StoreMessage) -> PutMessageResult:
+        """Append one message (without waiting for a flush); see :meth:`put_message`."""
+        refused = self._check_store_status() or self._check_topic(msg.topic)
+        if refused:
+            return PutMessageResult(refused)
+        if msg.sys_flag & TRANSACTION_TYPE_MASK in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE):
+            self._divert_delayed(msg)
+        if len(msg.body) > self.config.max_message_size:
+            _log.warning("message body of %d bytes is over maxMessageSize %d", len(msg.body),
+                         self.config.max_message_size)
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+        if len(msg.encoded_properties()) > layout.MAX_PROPERTIES_LENGTH:
+            return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
+        result = self.commit_log.append_message(msg)
+        return self._after_append(result)
+
+    def _divert_delayed(self, msg: StoreMessage) -> None:
+        level = msg.delay_time_level
+        if level <= 0:
+            return
+        level = min(level, self.max_delay_level)
+        msg.properties[PROPERTY_DELAY] = str(level)
+        msg.properties[PROPERTY_REAL_TOPIC] = msg.topic
+        msg.properties[PROPERTY_REAL_QUEUE_ID] = str(msg.queue_id)
+        msg.properties_string = None
+        msg.topic = SCHEDULE_TOPIC
+        msg.queue_id = level - 1
+
+    def append_messages(self, batch: StoreMessageBatch) -> PutMessageResult:
+        """Append a batch (without waiting for a flush); see :meth:`put_messages`."""
+        refused = self._check_store_status() or self._check_topic(batch.topic)
+        if refused:
+            return PutMessageResult(refused)
+        if batch.sys_flag & TRANSACTION_TYPE_MASK != TRANSACTION_NOT_TYPE or PROPERTY_DELAY in batch.properties:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+        if len(batch.body) > self.config.max_message_size:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+        properties = codec.properties_to_string(batch.properties).encode("utf-8")
+        try:
+            result = self.commit_log.append_messages(batch, properties)
+        except ValueError as error:
+            _log.warning("batch for %s refused: %s", batch.topic, error)
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+        return self._after_append(result)
+
+    def _after_append(self, result) -> PutMessageResult:
+        if result.status == AppendMessageStatus.MESSAGE_SIZE_EXCEEDED:
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, result)
+        if result.status != AppendMessageStatus.PUT_OK:
+            return PutMessageResult(PutMessageStatus.UNKNOWN_ERROR, result)
+        for offset in result.physical_offsets:
+            info = self.commit_log.check_at(offset)
+            if info is None or info.size <= 0:
+                _log.error("[BUG] the record just written at %d does not validate", offset)
+                continue
+            self._dispatch(info)
+            self._notify(info)
+        return PutMessageResult(PutMessageStatus.PUT_OK, result)
+
+    async def put_message(self, msg: StoreMessage) -> PutMessageResult:
+        """Store one message; under SYNC_FLUSH (and WAIT not false) return after it is on disk.
+
+        A flush not done within ``syncFlushTimeout`` gives FLUSH_DISK_TIMEOUT (the message is stored).
+        """
+        result = self.append_message(msg)
+        return await self._wait_for_flush(result, msg.wait_store_msg_ok)
+
+    async def put_messages(self, batch: StoreMessageBatch) -> PutMessageResult:
+        """Store every message of a SEND_BATCH_MESSAGE body, with consecutive queue offsets."""
+        result = self.append_messages(batch)
+        return await self._wait_for_flush(result, batch.wait_store_msg_ok)
+
+    async def _wait_for_flush(self, result: PutMessageResult, wait: bool) -> PutMessageResult:
+        service = self._flush_service
+        if result.status != PutMessageStatus.PUT_OK or result.append_result is None:
+            return result
+        if isinstance(service, GroupCommitService):
+            if not wait:
+                service.wakeup()
+                return result
+            end = result.append_result.wrote_offset + result.append_result.wrote_bytes
+            future = service.put_request(end)
+            try:
+                result.status = await asyncio.wait_for(future, self.config.sync_flush_timeout / 1000)
+            except asyncio.TimeoutError:
+                result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
+        elif service is not None and not self.config.flush_commit_log_timed:
+            service.wakeup()
+        return result
+
+    # --- dispatch --------------------------------------------------------------------------------
+
+    def _dispatch(self, info) -> None:
+        """Build the ConsumeQueue unit and the index entries of one record (Java's doDispatch)."""
+        transaction = info.sys_flag & TRANSACTION_TYPE_MASK
+        if transaction in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE):
+            tags_code = info.tags_code
+            if info.delay_level > 0:
+                tags_code = self.compute_deliver_timestamp(info.delay_level, info.store_timestamp)
+            consume_queue = self.find_consume_queue(info.topic, info.queue_id)
+            if consume_queue.put_message_position_info(info.physical_offset, info.size, tags_code, info.queue_offset):
+                assert self.checkpoint is not None
+                self.checkpoint.logics_msg_timestamp = info.store_timestamp
+            else:
+                _log.error("[BUG] the ConsumeQueue %s-%d could not take the unit of %d", info.topic, info.queue_id,
+                           info.physical_offset)
+        if self.config.message_index_enable and self.index_service is not None:
+            self.index_service.build_index(info)
+
+    def _notify(self, info) -> None:
+        for listener in self.arrival_listeners:
+            try:
+                tags_code = info.tags_code
+                if info.delay_level > 0:
+                    tags_code = self.compute_deliver_timestamp(info.delay_level, info.store_timestamp)
+                listener(info.topic, info.queue_id, info.queue_offset + 1, tags_code, info.store_timestamp,
+                         info.properties)
+            except Exception:
+                _log.exception("message arrival listener %r failed", listener)
+
+    def add_arrival_listener(self, listener: ArrivalListener) -> None:
+        """Call ``listener`` after every message appended (long polling wakes suspended pulls with it)."""
+        self.arrival_listeners.append(listener)
+
+    def compute_deliver_timestamp(self, delay_level: int, store_timestamp: int) -> int:
+        delay = self.delay_levels.get(min(delay_level, self.max_delay_level))
+        return store_timestamp + delay if delay is not None else store_timestamp + 1000
+
+    # --- consume queues ------------------------------------------------------------------------
+
+    def consume_queues(self) -> list[ConsumeQueue]:
+        return [cq for queues in list(self.consume_queue_table.values()) for cq in list(queues.values())]
+
+    def get_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue | None:
+        return self.consume_queue_table.get(topic, {}).get(queue_id)
+
+    def find_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
+        """The ConsumeQueue of ``topic``/``queue_id``, created when it does not exist yet."""
+        queues = self.consume_queue_table.get(topic)
+        if queues is None:
+            queues = self.consume_queue_table.setdefault(topic, {})
+        consume_queue = queues.get(queue_id)
+        if consume_queue is None:
+            consume_queue = ConsumeQueue(topic, queue_id, self.config.consume_queue_dir,
+                                         self.config.consume_queue_file_size)
+            queues[queue_id] = consume_queue
+        return consume_queue
+
+    def clean_unused_topic(self, topics: Iterable[str]) -> int:
+        """Drop the ConsumeQueues of every topic not in ``topics`` (the schedule topic stays); return how many topics."""
+        keep = set(topics) | {SCHEDULE_TOPIC}
+        removed = 0
+        for topic in [t for t in self.consume_queue_table if t not in keep]:
+            for queue_id, consume_queue in self.consume_queue_table.pop(topic).items():
+                consume_queue.destroy()
+                self.commit_log.remove_queue(topic, queue_id)
+            topic_dir = self.config.consume_queue_dir / topic
+            try:
+                topic_dir.rmdir()
+            except OSError:
+                pass
+            removed += 1
+            _log.info("removed the ConsumeQueues of topic %s", topic)
+        return removed
+
+    # --- state ---------------------------------------------------------------------------------
+
+    def mark_disk_full(self, full: bool, used_ratio: float) -> None:
+        if full and not self.disk_full:
+            _log.error("the disk is %.1f %% used: marking the store full, puts are refused", used_ratio * 100)
+        elif not full and self.disk_full:
+            _log.info("the disk is %.1f %% used again: puts are accepted", used_ratio * 100)
+        self.disk_full = full
+
+    @property
+    def is_running(self) -> bool:
+        return self._running
+
+    def execute_delete_files_manually(self) -> None:
+        if self.clean_service is not None:
+            self.clean_service.execute_delete_files_manually()
+
+    def dispatch_behind_bytes(self) -> int:
+        return 0
+
+    def lookup_message_by_offset(self, commit_log_offset: int) -> MessageExt | None:
+        """The message stored at ``commit_log_offset`` (body left compressed, as Java's lookMessageByOffset)."""
+        record = self.commit_log.get_record(commit_log_offset)
+        if record is None:
+            return None
+        try:
+            return codec.decode_store_records(record, decompress_body=False)[0]
+        except (CodecError, IndexError):
+            return None
+
+    @property
+    def store_path(self) -> Path:
+        return self.config.root

@@ -1,0 +1,116 @@
+"""What the store answers (Java's PutMessageStatus, PutMessageResult, AppendMessageResult,
+GetMessageStatus, GetMessageResult and QueryMessageResult).
+
+Status names are Java's, so a processor can put ``status.name`` in a remark
+as the Java broker does (a pull response's remark is the GetMessageStatus name).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class PutMessageStatus(enum.Enum):
+    PUT_OK = enum.auto()
+    FLUSH_DISK_TIMEOUT = enum.auto()
+    FLUSH_SLAVE_TIMEOUT = enum.auto()
+    SLAVE_NOT_AVAILABLE = enum.auto()
+    SERVICE_NOT_AVAILABLE = enum.auto()
+    CREATE_MAPEDFILE_FAILED = enum.auto()
+    MESSAGE_ILLEGAL = enum.auto()
+    PROPERTIES_SIZE_EXCEEDED = enum.auto()
+    OS_PAGECACHE_BUSY = enum.auto()
+    UNKNOWN_ERROR = enum.auto()
+
+    @property
+    def is_ok(self) -> bool:
+        """The message was stored (flush or slave timeouts still mean it is in the CommitLog)."""
+        return self in (PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_DISK_TIMEOUT,
+                        PutMessageStatus.FLUSH_SLAVE_TIMEOUT, PutMessageStatus.SLAVE_NOT_AVAILABLE)
+
+
+class AppendMessageStatus(enum.Enum):
+    PUT_OK = enum.auto()
+    END_OF_FILE = enum.auto()
+    MESSAGE_SIZE_EXCEEDED = enum.auto()
+    PROPERTIES_SIZE_EXCEEDED = enum.auto()
+    UNKNOWN_ERROR = enum.auto()
+
+
+@dataclass
+class AppendMessageResult:
+    status: AppendMessageStatus
+    #: CommitLog offset of the first record written.
+    wrote_offset: int = 0
+    wrote_bytes: int = 0
+    #: Offset message id(s): one, or comma-joined for a batch (the SEND response's msgId).
+    msg_id: str = ""
+    store_timestamp: int = 0
+    #: ConsumeQueue offset of the (first) message.
+    logics_offset: int = 0
+    msg_num: int = 1
+    #: CommitLog offset of every record written.
+    physical_offsets: list[int] = field(default_factory=list)
+
+
+@dataclass
+class PutMessageResult:
+    status: PutMessageStatus
+    append_result: AppendMessageResult | None = None
+
+    @property
+    def is_ok(self) -> bool:
+        return self.status.is_ok
+
+
+class GetMessageStatus(enum.Enum):
+    FOUND = enum.auto()
+    NO_MATCHED_MESSAGE = enum.auto()
+    MESSAGE_WAS_REMOVING = enum.auto()
+    OFFSET_FOUND_NULL = enum.auto()
+    OFFSET_OVERFLOW_BADLY = enum.auto()
+    OFFSET_OVERFLOW_ONE = enum.auto()
+    OFFSET_TOO_SMALL = enum.auto()
+    NO_MATCHED_LOGIC_QUEUE = enum.auto()
+    NO_MESSAGE_IN_QUEUE = enum.auto()
+
+
+@dataclass
+class GetMessageResult:
+    status: GetMessageStatus
+    next_begin_offset: int = 0
+    min_offset: int = 0
+    max_offset: int = 0
+    #: The records found, each one CommitLog record exactly as stored.
+    buffers: list[bytes] = field(default_factory=list)
+    #: The ConsumeQueue offset of each record in ``buffers``.
+    queue_offsets: list[int] = field(default_factory=list)
+    suggest_pulling_from_slave: bool = False
+
+    @property
+    def message_count(self) -> int:
+        return len(self.buffers)
+
+    @property
+    def buffer_total_size(self) -> int:
+        return sum(len(b) for b in self.buffers)
+
+    @property
+    def body(self) -> bytes:
+        """The records back to back: the body of a PULL_MESSAGE response."""
+        return b"".join(self.buffers)
+
+
+@dataclass
+class QueryMessageResult:
+    buffers: list[bytes] = field(default_factory=list)
+    index_last_update_timestamp: int = 0
+    index_last_update_phyoffset: int = 0
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.buffers)
+
+    @property
+    def buffer_total_size(self) -> int:
+        return sum(len(b) for b in self.buffers)
