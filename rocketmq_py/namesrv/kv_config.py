@@ -12,6 +12,7 @@ import os
 from rocketmq_py import codec
 from rocketmq_py.common.config_file import read_file_with_backup, write_file_safely
 from rocketmq_py.common.kv import KVTable
+from rocketmq_py.errors import CodecError
 
 _log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ class KVConfigManager:
         try:
             data = codec.json_loads(text)
             table = data.get("configTable") if isinstance(data, dict) else None
-        except ValueError as error:
+        except (CodecError, ValueError) as error:
             _log.warning("cannot read the KV config %s (%s); starting without it", self.path, error)
             return
         for namespace, entries in (table or {}).items():

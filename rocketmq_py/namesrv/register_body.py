@@ -77,7 +77,7 @@ class RegisterBrokerBody:
             raise CodecError(f"bad compressed register broker body: {error}") from None
         try:
             filters = [str(s) for s in codec.json_loads(filters_json) or []]  # type: ignore[union-attr]
-        except (ValueError, TypeError):
+        except (CodecError, ValueError, TypeError):
             filters = []  # Java logs an unreadable filter server list and registers without it
         return cls(TopicConfigSerializeWrapper(table, version), filters)
 

@@ -168,7 +168,7 @@ class CommitLog:
 
     def get_message(self, offset: int, size: int) -> bytes | None:
         """``size`` bytes at CommitLog ``offset`` (one record, when ``size`` is its size)."""
-        mapped = self.queue.find_mapped_file_by_offset(offset, offset == 0)
+        mapped = self.queue.find_mapped_file_by_offset(offset)
         if mapped is None:
             return None
         return mapped.read(offset % self.file_size, size)
@@ -194,7 +194,7 @@ class CommitLog:
     def pickup_store_timestamp(self, offset: int, size: int) -> int:
         if offset < self.min_offset:
             return -1
-        mapped = self.queue.find_mapped_file_by_offset(offset, offset == 0)
+        mapped = self.queue.find_mapped_file_by_offset(offset)
         if mapped is None:
             return -1
         position = offset % self.file_size

@@ -22,6 +22,7 @@ from rocketmq_py.common.config_file import write_file_safely
 from rocketmq_py.common.data_version import DataVersion
 from rocketmq_py.common.subscription_group import SubscriptionGroupConfig
 from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
+from rocketmq_py.errors import CodecError
 from rocketmq_py.store.mapped_file import StoreError
 
 _log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ class ConfigFile:
                 continue
             try:
                 self.decode(text)
-            except (ValueError, TypeError, KeyError) as error:
+            except (CodecError, ValueError, TypeError, KeyError) as error:
                 _log.error("cannot read %s (%s); trying its backup", candidate, error)
                 continue
             return True

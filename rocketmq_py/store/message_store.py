@@ -57,6 +57,8 @@ OS_PAGE_CACHE_BUSY_MS = 1000
 #: ``listener(topic, queue_id, next_queue_offset, tags_code, store_timestamp, properties_text)``
 ArrivalListener = Callable[[str, int, int, int, int, str], None]
 
+_LOCKED_ROOTS: set[Path] = set()
+
 
 class MessageStore(StoreReads):
     def __init__(self, config: MessageStoreConfig, *, disk_usage: DiskUsage = disk_used_ratio) -> None:
@@ -162,14 +164,19 @@ class MessageStore(StoreReads):
                   self.commit_log.max_offset)
 
     def _lock_directory(self) -> None:
+        # POSIX locks only exclude other processes, so stores of this process are tracked as well.
+        root = self.config.root.resolve()
         fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
+            if root in _LOCKED_ROOTS:
+                raise OSError("locked in this process")
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
         except OSError:
             os.close(fd)
             raise StoreError(f"{self.config.root} is locked by another broker: stop it or use another "
                              f"storePathRootDir") from None
         os.pwrite(fd, b"lock", 0)
+        _LOCKED_ROOTS.add(root)
         self._lock_fd = fd
 
     def _reput(self, from_offset: int) -> None:
@@ -214,6 +221,7 @@ class MessageStore(StoreReads):
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+            _LOCKED_ROOTS.discard(self.config.root.resolve())
         _log.info("message store at %s shut down", self.config.root)
 
     def _close_files(self) -> None:
