@@ -224,3 +224,111 @@ def test_java_broker_serves_every_message_of_our_store(python_written_store, jav
         assert "pykey-5" in by_id
     finally:
         broker.stop()
+
+
+def test_our_store_recovers_a_java_store_after_kill_minus_nine(java_namesrv, java_build, tmp_path):
+    broker = JavaBroker(java_namesrv, build=java_build, workdir=tmp_path / "broker",
+                        broker_name=f"broker-k9-{uuid.uuid4().hex[:6]}")
+    broker.start()
+    topic = f"JavaKill_{uuid.uuid4().hex[:8]}"
+    try:
+        mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", "2", "-w", "2", namesrv=java_namesrv.addr)
+        sent = run_peer("produce", namesrv=java_namesrv.addr, topic=topic, count=30, body="k9-{i}")
+    finally:
+        broker.kill()
+    assert (broker.store_dir / "abort").exists()
+    store = MessageStore(store_config(broker.store_dir))
+    store.load()
+    try:
+        assert not store.last_exit_ok
+        for item in sent:
+            result = store.get_messages("g", topic, item["queueId"], item["queueOffset"], 1)
+            assert result.status.name == "FOUND"
+            assert decode_one(result.body).msg_id == item["msgId"]
+    finally:
+        store.shutdown()
+
+
+CHILD = """
+import asyncio, sys, time
+from rocketmq_py.store import MessageStore, MessageStoreConfig, StoreMessage
+root, topic, store_host = sys.argv[1], sys.argv[2], sys.argv[3]
+config = MessageStoreConfig(store_path_root_dir=root, store_path_commit_log=root + "/commitlog",
+                            mapped_file_size_commit_log=64 * 1024 * 1024, mapped_file_size_consume_queue=30000 * 20,
+                            max_hash_slot_num=50000, max_index_num=200000, flush_disk_type="SYNC_FLUSH")
+store = MessageStore(config)
+store.load()
+store.start()
+
+async def main():
+    i = 0
+    while True:
+        result = await store.put_message(StoreMessage(topic, b"sync-%d" % i, queue_id=i % 2,
+                                                      properties={"KEYS": "sk-%d" % i}, store_host=store_host,
+                                                      born_timestamp=int(time.time() * 1000)))
+        assert result.status.name == "PUT_OK"
+        print(i, flush=True)
+        i += 1
+
+asyncio.run(main())
+"""
+
+
+def count_records(commit_log_dir) -> int:
+    """Valid records in the CommitLog files, read without running any recovery."""
+    from rocketmq_py.store import layout
+
+    count = 0
+    for path in sorted(commit_log_dir.iterdir()):
+        data = path.read_bytes()
+        position = 0
+        while True:
+            info = layout.check_record(data, position, len(data))
+            if info.size <= 0:
+                break
+            position += info.size
+            count += 1
+    return count
+
+
+def test_java_broker_recovers_our_store_after_kill_minus_nine(java_namesrv, java_build, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = tmp_path / "store"
+    topic = f"PyKill_{uuid.uuid4().hex[:8]}"
+    port = free_broker_port()
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(root), topic, f"127.0.0.1:{port}"],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    acked = []
+    try:
+        for line in child.stdout:
+            acked.append(int(line))
+            if len(acked) >= 300:
+                break
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    assert len(acked) >= 300 and (root / "abort").exists()
+    stored = count_records(root / "commitlog")
+    assert stored >= len(acked)
+    topics = TopicConfigTable(root / "config")
+    topics.table[topic] = TopicConfig(topic, 2, 2, 6)
+    topics.persist()
+    broker = JavaBroker(java_namesrv, build=java_build, workdir=tmp_path / "broker", port=port,
+                        broker_name=f"broker-pk9-{uuid.uuid4().hex[:6]}",
+                        extra_config={"storePathRootDir": root, "storePathCommitLog": root / "commitlog"})
+    broker.start()
+    try:
+        lines = run_peer("consume", namesrv=java_namesrv.addr, topic=topic, group=f"PyKill_{uuid.uuid4().hex[:8]}",
+                         count=stored, timeout_ms=60000)
+        *received, done = lines
+        bodies = {base64.b64decode(m["bodyBase64"]) for m in received}
+        assert {b"sync-%d" % i for i in acked} <= bodies
+        assert not done["timedOut"]
+    finally:
+        broker.stop()
