@@ -40,6 +40,10 @@ class ServiceThread:
     def stopped(self) -> bool:
         return self._stopped.is_set()
 
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
     def start(self) -> None:
         self._thread = threading.Thread(target=self._main, name=self.name, daemon=True)
         self._thread.start()

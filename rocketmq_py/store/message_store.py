@@ -20,6 +20,7 @@ import asyncio
 import fcntl
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -46,6 +47,7 @@ from rocketmq_py.store.message import (
     StoreMessageBatch,
 )
 from rocketmq_py.store.reads import StoreReads
+from rocketmq_py.store.schedule import ScheduleMessageService
 from rocketmq_py.store.results import AppendMessageStatus, PutMessageResult, PutMessageStatus
 
 _log = logging.getLogger(__name__)
@@ -60,6 +62,20 @@ ArrivalListener = Callable[[str, int, int, int, int, str], None]
 _LOCKED_ROOTS: set[Path] = set()
 
 
+def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def _call_listener(listener: ArrivalListener, args: tuple) -> None:
+    try:
+        listener(*args)
+    except Exception:
+        _log.exception("message arrival listener %r failed", listener)
+
+
 class MessageStore(StoreReads):
     def __init__(self, config: MessageStoreConfig, *, disk_usage: DiskUsage = disk_used_ratio) -> None:
         self.config = config
@@ -69,7 +85,10 @@ class MessageStore(StoreReads):
         self.max_delay_level = max(self.delay_levels)
         self.checkpoint: StoreCheckpoint | None = None
         self.index_service: IndexService | None = None
-        self.arrival_listeners: list[ArrivalListener] = []
+        self.arrival_listeners: list[tuple[ArrivalListener, asyncio.AbstractEventLoop | None]] = []
+        #: Appending and dispatching happen under this lock, so units are built in CommitLog order
+        #: whichever thread puts (the event loop, the schedule thread).
+        self._write_lock = threading.RLock()
         self.disk_full = False
         self.last_exit_ok = True
         self._running = False
@@ -78,6 +97,7 @@ class MessageStore(StoreReads):
         self._flush_service: FlushRealTimeService | GroupCommitService | None = None
         self._flush_cq_service: FlushConsumeQueueService | None = None
         self.clean_service: CleanService | None = None
+        self.schedule_service: ScheduleMessageService | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -92,6 +112,8 @@ class MessageStore(StoreReads):
         self.index_service = IndexService(self.config, self.checkpoint)
         self.index_service.load(self.last_exit_ok)
         self._recover()
+        self.schedule_service = ScheduleMessageService(self)
+        self.schedule_service.load()
 
     def _load_consume_queues(self) -> None:
         root = self.config.consume_queue_dir
@@ -156,10 +178,13 @@ class MessageStore(StoreReads):
         self._flush_cq_service = FlushConsumeQueueService(self.config, self.checkpoint, self.consume_queues,
                                                           self.index_service.flush)
         self.clean_service = CleanService(self, self._disk_usage)
-        for service in (self._flush_service, self._flush_cq_service, self.clean_service):
-            service.start()
         self.config.abort_path.touch()
         self._running = True
+        services = [self._flush_service, self._flush_cq_service, self.clean_service]
+        if self.config.broker_role != SLAVE and self.schedule_service is not None:
+            services.append(self.schedule_service)
+        for service in services:
+            service.start()
         _log.info("message store started at %s: CommitLog [%d, %d)", self.config.root, self.commit_log.min_offset,
                   self.commit_log.max_offset)
 
@@ -206,8 +231,8 @@ class MessageStore(StoreReads):
             self._close_files()
             return
         self._running = False
-        for service in (self.clean_service, self._flush_service, self._flush_cq_service):
-            if service is not None:
+        for service in (self.schedule_service, self.clean_service, self._flush_service, self._flush_cq_service):
+            if service is not None and service.started:
                 service.shutdown()
         if self.index_service is not None:
             self.index_service.shutdown()
@@ -263,8 +288,11 @@ class MessageStore(StoreReads):
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
         if len(msg.encoded_properties()) > layout.MAX_PROPERTIES_LENGTH:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
-        result = self.commit_log.append_message(msg)
-        return self._after_append(result)
+        with self._write_lock:
+            result = self.commit_log.append_message(msg)
+            put, dispatched = self._after_append(result)
+        self._notify(dispatched)
+        return put
 
     def _divert_delayed(self, msg: StoreMessage) -> None:
         level = msg.delay_time_level
@@ -288,26 +316,30 @@ class MessageStore(StoreReads):
         if len(batch.body) > self.config.max_message_size:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
         properties = codec.properties_to_string(batch.properties).encode("utf-8")
-        try:
-            result = self.commit_log.append_messages(batch, properties)
-        except ValueError as error:
-            _log.warning("batch for %s refused: %s", batch.topic, error)
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
-        return self._after_append(result)
+        with self._write_lock:
+            try:
+                result = self.commit_log.append_messages(batch, properties)
+            except ValueError as error:
+                _log.warning("batch for %s refused: %s", batch.topic, error)
+                return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+            put, dispatched = self._after_append(result)
+        self._notify(dispatched)
+        return put
 
-    def _after_append(self, result) -> PutMessageResult:
+    def _after_append(self, result) -> tuple[PutMessageResult, list]:
         if result.status == AppendMessageStatus.MESSAGE_SIZE_EXCEEDED:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, result)
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, result), []
         if result.status != AppendMessageStatus.PUT_OK:
-            return PutMessageResult(PutMessageStatus.UNKNOWN_ERROR, result)
+            return PutMessageResult(PutMessageStatus.UNKNOWN_ERROR, result), []
+        dispatched = []
         for offset in result.physical_offsets:
             info = self.commit_log.check_at(offset)
             if info is None or info.size <= 0:
                 _log.error("[BUG] the record just written at %d does not validate", offset)
                 continue
             self._dispatch(info)
-            self._notify(info)
-        return PutMessageResult(PutMessageStatus.PUT_OK, result)
+            dispatched.append(info)
+        return PutMessageResult(PutMessageStatus.PUT_OK, result), dispatched
 
     async def put_message(self, msg: StoreMessage) -> PutMessageResult:
         """Store one message; under SYNC_FLUSH (and WAIT not false) return after it is on disk.
@@ -359,20 +391,36 @@ class MessageStore(StoreReads):
         if self.config.message_index_enable and self.index_service is not None:
             self.index_service.build_index(info)
 
-    def _notify(self, info) -> None:
-        for listener in self.arrival_listeners:
-            try:
+    def _notify(self, dispatched: list) -> None:
+        if not dispatched or not self.arrival_listeners:
+            return
+        for listener, loop in self.arrival_listeners:
+            for info in dispatched:
                 tags_code = info.tags_code
                 if info.delay_level > 0:
                     tags_code = self.compute_deliver_timestamp(info.delay_level, info.store_timestamp)
-                listener(info.topic, info.queue_id, info.queue_offset + 1, tags_code, info.store_timestamp,
-                         info.properties)
-            except Exception:
-                _log.exception("message arrival listener %r failed", listener)
+                args = (info.topic, info.queue_id, info.queue_offset + 1, tags_code, info.store_timestamp,
+                        info.properties)
+                if loop is not None and not _on_loop_thread(loop):
+                    try:
+                        loop.call_soon_threadsafe(_call_listener, listener, args)
+                    except RuntimeError:  # the loop is closed
+                        pass
+                else:
+                    _call_listener(listener, args)
 
     def add_arrival_listener(self, listener: ArrivalListener) -> None:
-        """Call ``listener`` after every message appended (long polling wakes suspended pulls with it)."""
-        self.arrival_listeners.append(listener)
+        """Call ``listener`` after every message appended (long polling wakes suspended pulls with it).
+
+        Registered while an event loop runs, the listener is always called on
+        that loop's thread, also for messages put by the store's own threads
+        (delayed messages coming due).
+        """
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        self.arrival_listeners.append((listener, loop))
 
     def compute_deliver_timestamp(self, delay_level: int, store_timestamp: int) -> int:
         delay = self.delay_levels.get(min(delay_level, self.max_delay_level))
