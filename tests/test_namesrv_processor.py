@@ -110,7 +110,8 @@ async def test_order_topic_conf_from_kv_namespace(namesrv, client):
     await register(client, namesrv, [TopicConfig("T")])
     fields = {"namespace": "ORDER_TOPIC_CONFIG", "key": "T", "value": "broker-a:4"}
     assert (await call(client, namesrv, RequestCode.PUT_KV_CONFIG, fields)).code == ResponseCode.SUCCESS
-    route = TopicRouteData.decode((await call(client, namesrv, RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "T"})).body)
+    response = await call(client, namesrv, RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "T"})
+    route = TopicRouteData.decode(response.body)
     assert route.order_topic_conf == "broker-a:4"
     registered = await register(client, namesrv, [TopicConfig("T")])
     assert KVTable.decode(registered.body).table == {"T": "broker-a:4"}
@@ -147,7 +148,8 @@ async def test_wipe_and_add_write_perm(namesrv, client):
     await register(client, namesrv, [TopicConfig("T1"), TopicConfig("T2")])
     wiped = await call(client, namesrv, RequestCode.WIPE_WRITE_PERM_OF_BROKER, {"brokerName": "broker-a"})
     assert wiped.ext_fields == {"wipeTopicCount": "2"}
-    route = TopicRouteData.decode((await call(client, namesrv, RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "T1"})).body)
+    response = await call(client, namesrv, RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "T1"})
+    route = TopicRouteData.decode(response.body)
     assert route.queue_datas[0].perm == 4
     added = await call(client, namesrv, RequestCode.ADD_WRITE_PERM_OF_BROKER, {"brokerName": "broker-a"})
     assert added.ext_fields == {"addTopicCount": "2"}

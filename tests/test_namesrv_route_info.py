@@ -126,7 +126,8 @@ def test_unregister_removes_only_that_broker_id(routes):
 
 def test_topic_lists_and_delete(routes):
     register(routes, topics=[TopicConfig("T1"), TopicConfig("T2")])
-    register(routes, name="broker-b", addr="10.0.0.3:10911", cluster="C2", topics=[TopicConfig("T2"), TopicConfig("T3")])
+    register(routes, name="broker-b", addr="10.0.0.3:10911", cluster="C2",
+             topics=[TopicConfig("T2"), TopicConfig("T3")])
     assert routes.get_all_topic_list().topics == {"T1", "T2", "T3"}
     assert routes.get_topics_by_cluster("C2").topics == {"T2", "T3"}
     assert routes.get_topics_by_cluster("nope").topics == set()

@@ -87,3 +87,32 @@ def test_load_falls_back_to_the_backup(tmp_path):
     with pytest.raises(StoreError):
         ConsumerOffsetTable(tmp_path).load()
     assert not TopicConfigTable(tmp_path / "none").load()
+
+
+def test_store_config_takes_the_keys_of_a_java_broker_conf(tmp_path):
+    from rocketmq_py.common.config_file import apply_properties, parse_properties
+    from rocketmq_py.store import MessageStoreConfig
+
+    conf = parse_properties(
+        "brokerClusterName=DefaultCluster\n"
+        f"storePathRootDir={tmp_path}\n"
+        "mappedFileSizeCommitLog=67108864\n"
+        "mappedFileSizeConsumeQueue=600001\n"
+        "flushDiskType=SYNC_FLUSH\n"
+        "checkCRCOnRecover=false\n"
+        "deleteWhen=04;16\n"
+        "fileReservedTime=48\n"
+        "diskMaxUsedSpaceRatio=99\n"
+        "messageDelayLevel=1s 1m\n"
+        "destroyMapedFileIntervalForcibly=5000\n"
+    )
+    config = MessageStoreConfig()
+    unknown = apply_properties(config, conf)
+    assert unknown == ["brokerClusterName"]
+    assert (config.mapped_file_size_commit_log, config.flush_disk_type, config.check_crc_on_recover) == (
+        67108864, "SYNC_FLUSH", False)
+    assert config.consume_queue_file_size == 600020, "rounded up to whole units, as Java's getter"
+    assert config.effective_disk_max_used_space_ratio == 95
+    assert (config.delete_when, config.file_reserved_time, config.destroy_maped_file_interval_forcibly) == (
+        "04;16", 48, 5000)
+    assert config.commit_log_dir == tmp_path / "commitlog"

@@ -167,6 +167,8 @@ async def test_disk_over_the_used_ratio_deletes_old_files_at_once(tmp_path):
         store.shutdown()
 
 
-@pytest.mark.parametrize("when,hour,expected", [("04", 4, True), ("04", 5, False), ("04;16", 16, True), ("x;3", 3, True)])
+@pytest.mark.parametrize("when,hour,expected", [
+    ("04", 4, True), ("04", 5, False), ("04;16", 16, True), ("x;3", 3, True),
+])
 def test_delete_when(when, hour, expected):
     assert is_it_time_to_do(when, hour) is expected

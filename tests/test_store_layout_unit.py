@@ -60,7 +60,8 @@ def test_record_equals_the_reference_encoder(impl, born_ip, store_ip):
     assert bytes(buf[:size]) == reference
     assert size == impl.record_length(struct.unpack_from(">i", buf, 36)[0], 5, 6, len(PROPS))
     [message] = codec.decode_store_records(bytes(buf[:size]), decompress_body=False)
-    assert (message.topic, message.body, message.queue_offset, message.commit_log_offset) == ("TopicA", b"hello", 7, 1000)
+    assert (message.topic, message.body, message.queue_offset, message.commit_log_offset) == (
+        "TopicA", b"hello", 7, 1000)
     assert message.tags == "TagA" and message.keys == "k1 k2"
 
 
@@ -172,7 +173,9 @@ def test_batch_property_separator_rules(impl):
     assert records.endswith(b"a\x01b\x02")
 
 
-@pytest.mark.parametrize("body", [b"\x00" * 19, b"\x00" * 16 + b"\x00\x00\x00\x09abc", b"\x00" * 16 + b"\xff\xff\xff\xff"])
+@pytest.mark.parametrize("body", [
+    b"\x00" * 19, b"\x00" * 16 + b"\x00\x00\x00\x09abc", b"\x00" * 16 + b"\xff\xff\xff\xff",
+])
 def test_malformed_batch_raises_value_error(impl, body):
     with pytest.raises(ValueError):
         impl.encode_batch(body, b"T", 0, 0, 0, BORN, 0, STORE, 0, b"")

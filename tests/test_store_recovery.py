@@ -78,7 +78,8 @@ async def test_clean_restart_keeps_everything(tmp_path):
     try:
         assert again.last_exit_ok
         assert len(all_bodies(again)) == 150
-        assert again.commit_log.max_offset == results[-1].append_result.wrote_offset + results[-1].append_result.wrote_bytes
+        last = results[-1].append_result
+        assert again.commit_log.max_offset == last.wrote_offset + last.wrote_bytes
         next_put = (await fill(again, 1))[0]
         assert next_put.append_result.logics_offset == 50
         assert again.query_message("T", "k149", 32, 0, 2 ** 62).buffers

@@ -60,7 +60,8 @@ APPLY_TOPIC_URL = "http://rocketmq.apache.org/docs/faq/"
 Handler = Callable[[RequestContext, RemotingCommand], Awaitable[RemotingCommand]]
 
 
-def _ok(request: RemotingCommand, ext_fields: dict[str, str] | None = None, body: bytes | None = None) -> RemotingCommand:
+def _ok(request: RemotingCommand, ext_fields: dict[str, str] | None = None,
+        body: bytes | None = None) -> RemotingCommand:
     return create_response(request, ResponseCode.SUCCESS, None, ext_fields, body)
 
 
@@ -224,7 +225,8 @@ class NamesrvProcessor:
     async def get_has_unit_sub_topic_list(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         return _ok(request, body=self.routes.get_has_unit_sub_topic_list().encode())
 
-    async def get_has_unit_sub_un_unit_topic_list(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+    async def get_has_unit_sub_un_unit_topic_list(self, ctx: RequestContext,
+                                                  request: RemotingCommand) -> RemotingCommand:
         return _ok(request, body=self.routes.get_has_unit_sub_un_unit_topic_list().encode())
 
     # --- the name server's own config ---------------------------------------------------------

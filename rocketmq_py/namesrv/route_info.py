@@ -235,7 +235,8 @@ class RouteInfoManager:
 
     def get_all_cluster_info(self) -> ClusterInfo:
         return ClusterInfo(
-            {name: BrokerData(b.cluster, b.broker_name, dict(b.broker_addrs)) for name, b in self.broker_addr_table.items()},
+            {name: BrokerData(b.cluster, b.broker_name, dict(b.broker_addrs))
+             for name, b in self.broker_addr_table.items()},
             {cluster: set(names) for cluster, names in self.cluster_addr_table.items()},
         )
 

@@ -31,7 +31,8 @@ class StoreCheckpoint:
         self.logics_msg_timestamp = 0
         self.index_msg_timestamp = 0
         if existed:
-            self.physic_msg_timestamp, self.logics_msg_timestamp, self.index_msg_timestamp = _TIMES.unpack_from(self._mm)
+            times = _TIMES.unpack_from(self._mm)
+            self.physic_msg_timestamp, self.logics_msg_timestamp, self.index_msg_timestamp = times
 
     @property
     def min_timestamp(self) -> int:

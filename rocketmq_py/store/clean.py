@@ -30,7 +30,7 @@ DiskUsage = Callable[[Path], float]
 
 
 def disk_used_ratio(path: Path) -> float:
-    """Used share (0..1) of the disk holding ``path``, as Java's UtilAll.getDiskPartitionSpaceUsedPercent; -1 if unknown."""
+    """Used share (0..1) of the disk holding ``path`` (Java's getDiskPartitionSpaceUsedPercent); -1 if unknown."""
     try:
         usage = shutil.disk_usage(path)
     except OSError:

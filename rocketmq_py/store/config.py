@@ -44,7 +44,7 @@ class MessageStoreConfig:
     #: Hours a CommitLog file is kept after its last write.
     file_reserved_time: int = 72
     max_message_size: int = 4 * 1024 * 1024
-    check_crc_on_recover: bool = True
+    check_crc_on_recover: bool = field(default=True, metadata={"java": "checkCRCOnRecover"})
     flush_commit_log_least_pages: int = 4
     flush_consume_queue_least_pages: int = 2
     flush_commit_log_thorough_interval: int = 10_000

@@ -447,7 +447,7 @@ class MessageStore(StoreReads):
         return consume_queue
 
     def clean_unused_topic(self, topics: Iterable[str]) -> int:
-        """Drop the ConsumeQueues of every topic not in ``topics`` (the schedule topic stays); return how many topics."""
+        """Drop the ConsumeQueues of every topic not in ``topics`` (but the schedule topic); return how many."""
         keep = set(topics) | {SCHEDULE_TOPIC}
         removed = 0
         for topic in [t for t in self.consume_queue_table if t not in keep]:
