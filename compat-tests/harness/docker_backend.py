@@ -222,4 +222,5 @@ class JavaBroker(_Container):
 
     def _ready(self) -> bool:
         body = wire.cluster_info(self.namesrv_addr, timeout=2.0)
-        return f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
+        return (f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
+                and wire.broker_runtime_info_ready(self.addr))

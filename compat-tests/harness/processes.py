@@ -486,4 +486,5 @@ class JavaBroker(_JvmProcess):
             return False
         body = wire.cluster_info(self.namesrv_addr, timeout=2.0)
         return (f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
-                and wire.port_open("127.0.0.1", self.port))
+                and wire.port_open("127.0.0.1", self.port)
+                and wire.broker_runtime_info_ready(self.addr))

@@ -11,6 +11,7 @@ import socket
 import struct
 
 GET_BROKER_CLUSTER_INFO = 106
+GET_BROKER_RUNTIME_INFO = 28
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
@@ -50,6 +51,20 @@ def cluster_info(namesrv_addr: str, timeout: float = 3.0) -> bytes:
     if header.get("code") != 0:
         raise RuntimeError(f"GET_BROKER_CLUSTER_INFO answered {header}")
     return body
+
+
+def broker_runtime_info_ready(broker_addr: str, timeout: float = 3.0) -> bool:
+    """Whether the broker answers GET_BROKER_RUNTIME_INFO.
+
+    A 4.9 broker fails that request (SYSTEM_ERROR, NoSuchElementException)
+    until its stats service has taken a first sample, and mqadmin's
+    clusterList and brokerStatus send it.
+    """
+    try:
+        header, _ = request(broker_addr, GET_BROKER_RUNTIME_INFO, timeout=timeout)
+    except (OSError, ValueError):
+        return False
+    return header.get("code") == 0
 
 
 def port_open(host: str, port: int, timeout: float = 1.0) -> bool:
