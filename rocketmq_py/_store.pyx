@@ -354,7 +354,9 @@ def append_records(dst, Py_ssize_t position, Py_ssize_t limit, records, int64_t 
                 _write_blank(&span, position, limit)
                 return 0
             p = span_at(&span, position, input_span.length)
-            memcpy(p, input_span.data, input_span.length)
+            if p == NULL or input_span.length <= 0:
+                return 0
+            memcpy(p, input_span.data, <size_t>input_span.length)
             offset = 0
             while offset < input_span.length:
                 size = load_i32(p + offset)
