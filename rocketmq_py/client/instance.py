@@ -21,6 +21,7 @@ from rocketmq_py import codec
 from rocketmq_py.client.api import MQClientAPI
 from rocketmq_py.client.config import DEFAULT_INSTANCE_NAME, ClientConfig
 from rocketmq_py.client.net import local_address
+from rocketmq_py.client.producer.request import ReplyFutures
 from rocketmq_py.common.acl import SessionCredentials
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.headers.transaction import CheckTransactionStateRequestHeader
@@ -102,8 +103,13 @@ class MQClientInstance:
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self.is_shut_down = False
-        self.processors.register(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._ignore_notice)
+        # Imported here: the consumer package imports this module.
+        from rocketmq_py.client.consumer.admin import register_consumer_processors
+
+        register_consumer_processors(self)
         self.processors.register(RequestCode.CHECK_TRANSACTION_STATE, self._on_check_transaction_state)
+        self.reply_futures = ReplyFutures()
+        self.processors.register(RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT, self.reply_futures.process)
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -111,6 +117,12 @@ class MQClientInstance:
         if group in self.producers:
             return False
         self.producers[group] = producer
+        return True
+
+    def register_consumer(self, group: str, consumer: InstanceMember) -> bool:
+        if group in self.consumers:
+            return False
+        self.consumers[group] = consumer
         return True
 
     def start(self) -> None:
@@ -145,6 +157,19 @@ class MQClientInstance:
                 await self.api.unregister_client(addr, self.client_id, producer_group=group)
             except RocketMQError as error:
                 _log.warning("unregister producer %s at %s failed: %s", group, addr, error)
+        if not self.producers and not self.consumers:
+            await self.shutdown()
+
+    async def unregister_consumer(self, group: str) -> None:
+        """Forget the consumer ``group``, tell every broker (slaves too), and shut the instance down when nothing
+        uses it any more."""
+        if self.consumers.pop(group, None) is None:
+            return
+        for addr in self._all_broker_addresses(masters_only=False):
+            try:
+                await self.api.unregister_client(addr, self.client_id, consumer_group=group)
+            except RocketMQError as error:
+                _log.warning("unregister consumer %s at %s failed: %s", group, addr, error)
         if not self.producers and not self.consumers:
             await self.shutdown()
 
@@ -254,9 +279,6 @@ class MQClientInstance:
                     self.broker_versions[addr] = result
 
     # --- requests from brokers ------------------------------------------------------------------
-
-    def _ignore_notice(self, ctx: RequestContext, request: RemotingCommand) -> None:
-        return None
 
     def _on_check_transaction_state(self, ctx: RequestContext, request: RemotingCommand) -> None:
         """CHECK_TRANSACTION_STATE (oneway): hand the half message to the producer of its group."""

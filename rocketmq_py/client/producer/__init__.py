@@ -1,6 +1,7 @@
 """Producers: :class:`AsyncProducer` (asyncio) and :class:`Producer` (blocking), and their transactional twins."""
 from rocketmq_py.client.producer.blocking import Producer
 from rocketmq_py.client.producer.core import AsyncProducer
+from rocketmq_py.client.producer.request import create_reply_message, send_reply
 from rocketmq_py.client.producer.result import LocalTransactionState, SendResult, SendStatus, TransactionSendResult
 from rocketmq_py.client.producer.transaction import (
     AsyncTransactionProducer,
@@ -26,4 +27,6 @@ __all__ = [
     "SendResult",
     "SendStatus",
     "TransactionSendResult",
+    "create_reply_message",
+    "send_reply",
 ]

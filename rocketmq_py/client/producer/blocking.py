@@ -7,6 +7,7 @@ may call the blocking methods themselves.
 """
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -16,7 +17,7 @@ from rocketmq_py.client.config import ProducerConfig
 from rocketmq_py.client.producer.core import AsyncProducer
 from rocketmq_py.client.producer.result import SendResult
 from rocketmq_py.client.producer.selector import SelectorLike
-from rocketmq_py.common.message import Message
+from rocketmq_py.common.message import Message, MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.remoting.blocking import BackgroundLoop
 
@@ -128,7 +129,7 @@ class Producer(BlockingFacade):
         return result
 
     @staticmethod
-    def _finish(task: Any, result: "concurrent.futures.Future[SendResult]", on_success: OnSuccess | None,
+    def _finish(task: Any, result: "concurrent.futures.Future[Any]", on_success: Callable[[Any], Any] | None,
                 on_exception: OnException | None) -> None:
         error = task.exception() if not task.cancelled() else concurrent.futures.CancelledError()
         try:
@@ -142,6 +143,41 @@ class Producer(BlockingFacade):
                 result.set_result(task.result())
             else:
                 result.set_exception(error)
+
+    def request(self, message: Message, timeout_ms: float | None = None, queue: MessageQueue | None = None, *,
+                selector: SelectorLike | None = None, arg: Any = None) -> MessageExt:
+        """Send a request message and wait for the reply (see :meth:`AsyncProducer.request`)."""
+        return self._run(self._core.request(message, timeout_ms, queue, selector=selector, arg=arg))
+
+    def request_async(
+        self,
+        message: Message,
+        timeout_ms: float | None = None,
+        queue: MessageQueue | None = None,
+        *,
+        selector: SelectorLike | None = None,
+        arg: Any = None,
+        on_success: Callable[[MessageExt], Any] | None = None,
+        on_exception: OnException | None = None,
+    ) -> "concurrent.futures.Future[MessageExt]":
+        """Start a request and return at once: a future of the reply; the callbacks (Java's
+        RequestCallback) run in a callback thread."""
+        result: concurrent.futures.Future[MessageExt] = concurrent.futures.Future()
+
+        async def start() -> None:
+            task = asyncio.get_running_loop().create_task(
+                self._core.request(message, timeout_ms, queue, selector=selector, arg=arg))
+            task.add_done_callback(lambda done: callback_executor().submit(self._finish, done, result,
+                                                                           on_success, on_exception))
+
+        self._run(start())
+        return result
+
+    def send_reply(self, request: Message, body: bytes, timeout_ms: float | None = None) -> SendResult:
+        """Create the reply to a received request message and send it (the consumer-side helper)."""
+        from rocketmq_py.client.producer.request import send_reply
+
+        return self._run(send_reply(self._core, request, body, timeout_ms))
 
     def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         return self._run(self._core.fetch_publish_message_queues(topic))

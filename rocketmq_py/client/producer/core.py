@@ -22,12 +22,13 @@ from rocketmq_py.client.net import ip_bytes, local_address
 from rocketmq_py.client.producer.batch import BatchMessage
 from rocketmq_py.client.producer.fault import FaultStrategy
 from rocketmq_py.client.producer.publish_info import TopicPublishInfo, publish_info_from_route
+from rocketmq_py.client.producer.request import new_correlation_id
 from rocketmq_py.client.producer.result import SendResult, SendStatus
 from rocketmq_py.client.producer.selector import SelectorLike, as_selector_function
 from rocketmq_py.common import sysflag, validators
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
-from rocketmq_py.common.message import Message, MessageConst
+from rocketmq_py.common.message import Message, MessageConst, MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.route import TopicRouteData
 from rocketmq_py.common.topic import REPLY_MESSAGE_FLAG, RETRY_GROUP_TOPIC_PREFIX
@@ -42,6 +43,7 @@ from rocketmq_py.errors import (
     RemotingConnectError,
     RemotingError,
     RemotingTimeoutError,
+    RequestTimeoutError,
     SendFailedError,
     SendTimeoutError,
 )
@@ -290,6 +292,43 @@ class AsyncProducer:
                          timeout_ms: float | None = None) -> SendResult:
         """Send messages of one topic as one SEND_BATCH_MESSAGE request."""
         return await self.send(list(messages), queue, timeout_ms=timeout_ms)
+
+    async def request(
+        self,
+        message: Message,
+        timeout_ms: float | None = None,
+        queue: MessageQueue | None = None,
+        *,
+        selector: SelectorLike | None = None,
+        arg: Any = None,
+    ) -> MessageExt:
+        """Send a request message and wait for its reply (Java's request()); the reply comes back as a
+        :class:`MessageExt` pushed by the broker. Raises :class:`RequestTimeoutError` when no reply
+        arrives within ``timeout_ms`` (default ``send_msg_timeout``), sending included."""
+        started = _now_ms()
+        instance = self._running_instance()
+        timeout = self.config.send_msg_timeout if timeout_ms is None else timeout_ms
+        validators.check_message(message, self.config.max_message_size)
+        correlation_id = new_correlation_id()
+        message.properties[MessageConst.CORRELATION_ID] = correlation_id
+        message.properties[MessageConst.MESSAGE_REPLY_TO_CLIENT] = instance.client_id
+        message.properties[MessageConst.MESSAGE_TTL] = str(int(timeout))
+        topic = self.config.with_namespace(message.topic)
+        if topic not in instance.topic_routes:
+            await self.find_publish_info(topic)
+            await instance.send_heartbeat_to_all_brokers()
+        reply = instance.reply_futures.expect(correlation_id)
+        try:
+            await self.send_async(message, queue, selector=selector, arg=arg, timeout_ms=timeout - (_now_ms() - started))
+            remaining_s = max(timeout - (_now_ms() - started), 0.0) / 1000.0
+            return await asyncio.wait_for(reply, remaining_s)
+        except asyncio.TimeoutError:
+            raise RequestTimeoutError(
+                f"send request message to <{message.topic}> OK, but wait reply message timeout, {timeout:g} ms: "
+                "is a consumer replying to this topic?"
+            ) from None
+        finally:
+            instance.reply_futures.forget(correlation_id)
 
     # --- the send paths --------------------------------------------------------------------------
 

@@ -23,6 +23,8 @@ public final class Peer {
         m.put("produce", ProduceCommand::run);
         m.put("consume", ConsumeCommand::run);
         m.put("consume-orderly", ConsumeOrderlyCommand::run);
+        m.put("request", RequestReplyCommands::request);
+        m.put("reply", RequestReplyCommands::reply);
         m.put("remoting-call", RemotingCallCommand::run);
         m.put("codec-service", CodecService::run);
         m.put("codec-bench", CodecBench::run);
