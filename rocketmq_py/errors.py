@@ -1,6 +1,6 @@
 """The exception tree of rocketmq-py.
 
-One root, three branches:
+One root, three branches for what crosses the wire, and one for the store:
 
 * ``RemotingError``: the transport failed or the bytes were malformed (Java's
   RemotingException family and RemotingCommandException).
@@ -10,6 +10,7 @@ One root, three branches:
   (MQBrokerException). Each response code maps to one class, found with
   :func:`error_for_response`, and carries a ``retriable`` flag that says
   whether Java's producer would try another queue.
+* ``StoreError``: the broker's store files cannot be used as they are.
 """
 from __future__ import annotations
 
@@ -144,6 +145,17 @@ class ReplyMessageError(ClientError):
     """A reply message cannot be made for the given request message."""
 
     code = ClientErrorCode.CREATE_REPLY_MESSAGE_EXCEPTION
+
+
+class InvalidSelectorError(InvalidArgumentError):
+    """A subscription expression (tags or SQL92) cannot be parsed; nothing was subscribed."""
+
+
+# --- store ------------------------------------------------------------------
+
+
+class StoreError(RocketMQError):
+    """The store files cannot be used as they are (wrong size, unreadable); the message says what to fix."""
 
 
 # --- broker and name server responses --------------------------------------

@@ -4,7 +4,7 @@ Python control flow over the byte layouts of :mod:`rocketmq_py.store.layout`;
 the broker talks to :class:`MessageStore`.
 """
 from rocketmq_py.store.config import ASYNC_FLUSH, SYNC_FLUSH, MessageStoreConfig
-from rocketmq_py.store.mapped_file import StoreError
+from rocketmq_py.errors import StoreError
 from rocketmq_py.store.message import StoreMessage, StoreMessageBatch
 from rocketmq_py.store.message_store import MessageStore
 from rocketmq_py.store.reads import MessageFilter, TagCodeFilter

@@ -23,7 +23,7 @@ from rocketmq_py.common.data_version import DataVersion
 from rocketmq_py.common.subscription_group import SubscriptionGroupConfig
 from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
 from rocketmq_py.errors import CodecError
-from rocketmq_py.store.mapped_file import StoreError
+from rocketmq_py.errors import StoreError
 
 _log = logging.getLogger(__name__)
 

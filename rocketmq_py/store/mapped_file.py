@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from rocketmq_py.errors import RocketMQError
+from rocketmq_py.errors import StoreError
 
 _log = logging.getLogger(__name__)
 
@@ -27,10 +27,6 @@ OS_PAGE_SIZE = 4096
 DELETE_FILES_BATCH_MAX = 10
 
 _sync = getattr(os, "fdatasync", os.fsync)
-
-
-class StoreError(RocketMQError):
-    """The store files cannot be used as they are (wrong size, unreadable); the message says what to fix."""
 
 
 def offset_to_file_name(offset: int) -> str:

@@ -35,7 +35,7 @@ from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, MessageStoreConfig, dela
 from rocketmq_py.store.consume_queue import ConsumeQueue
 from rocketmq_py.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
 from rocketmq_py.store.index import IndexService
-from rocketmq_py.store.mapped_file import StoreError
+from rocketmq_py.errors import StoreError
 from rocketmq_py.store.message import (
     PROPERTY_DELAY,
     PROPERTY_REAL_QUEUE_ID,
