@@ -151,6 +151,10 @@ class InvalidSelectorError(InvalidArgumentError):
     """A subscription expression (tags or SQL92) cannot be parsed; nothing was subscribed."""
 
 
+class InvalidSelectorError(InvalidArgumentError):
+    """A subscription expression (tags or SQL92) cannot be parsed; nothing was subscribed."""
+
+
 # --- store ------------------------------------------------------------------
 
 

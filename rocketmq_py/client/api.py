@@ -9,9 +9,24 @@ from rocketmq_py.common.acl import SessionCredentials
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.base import CommandHeader
 from rocketmq_py.common.headers.client import UnregisterClientRequestHeader
+from rocketmq_py.common.headers.consumer import (
+    ConsumerSendMsgBackRequestHeader,
+    GetConsumerListByGroupRequestHeader,
+)
 from rocketmq_py.common.headers.namesrv import GetRouteInfoRequestHeader, GetTopicsByClusterRequestHeader
+from rocketmq_py.common.headers.offset import (
+    GetEarliestMsgStoretimeResponseHeader,
+    OffsetResponseHeader,
+    QueryConsumerOffsetRequestHeader,
+    QueueRequestHeader,
+    SearchOffsetRequestHeader,
+    UpdateConsumerOffsetRequestHeader,
+)
+from rocketmq_py.common.headers.pull import PullMessageRequestHeader
 from rocketmq_py.common.headers.transaction import EndTransactionRequestHeader
+from rocketmq_py.common import consumer_body
 from rocketmq_py.common.heartbeat import HeartbeatData
+from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.route import ClusterInfo, TopicList, TopicRouteData
 from rocketmq_py.errors import NoPermissionError, TopicNotExistError, error_for_response
 from rocketmq_py.remoting.client import RemotingClient
@@ -23,6 +38,12 @@ DEFAULT_TIMEOUT_MS = 3000
 STORED_RESPONSE_CODES = frozenset({
     ResponseCode.SUCCESS, ResponseCode.FLUSH_DISK_TIMEOUT, ResponseCode.FLUSH_SLAVE_TIMEOUT,
     ResponseCode.SLAVE_NOT_AVAILABLE,
+})
+
+#: Pull responses that carry a pull status (FOUND, NO_NEW_MSG, NO_MATCHED_MSG, OFFSET_ILLEGAL).
+PULL_RESPONSE_CODES = frozenset({
+    ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_RETRY_IMMEDIATELY,
+    ResponseCode.PULL_OFFSET_MOVED,
 })
 
 
@@ -123,6 +144,84 @@ class MQClientAPI:
     ) -> None:
         request = self._request(RequestCode.END_TRANSACTION, header.to_ext_fields(), remark=remark)
         await self.remoting.invoke_oneway(addr, request, timeout_ms or self.timeout_ms)
+
+    # --- consumer RPCs -------------------------------------------------------------------
+
+    async def pull_message(self, addr: str, header: PullMessageRequestHeader, timeout_ms: float) -> RemotingCommand:
+        """PULL_MESSAGE; the response when its code is a pull status (found, not found, retry, offset moved)."""
+        request = self._request(RequestCode.PULL_MESSAGE, header.to_ext_fields())
+        response = await self.remoting.invoke(addr, request, timeout_ms)
+        if response.code not in PULL_RESPONSE_CODES:
+            raise response_error(response, addr)
+        return response
+
+    async def query_consumer_offset(self, addr: str, header: QueryConsumerOffsetRequestHeader,
+                                    timeout_ms: float | None = None) -> int:
+        """The group's committed offset; QueryNotFoundError when the broker holds none."""
+        request = self._request(RequestCode.QUERY_CONSUMER_OFFSET, header.to_ext_fields())
+        response = await self._call(addr, request, timeout_ms)
+        return OffsetResponseHeader.from_ext_fields(response.ext_fields).offset
+
+    async def update_consumer_offset(self, addr: str, header: UpdateConsumerOffsetRequestHeader,
+                                     timeout_ms: float | None = None) -> None:
+        await self._call(addr, self._request(RequestCode.UPDATE_CONSUMER_OFFSET, header.to_ext_fields()), timeout_ms)
+
+    async def update_consumer_offset_oneway(self, addr: str, header: UpdateConsumerOffsetRequestHeader,
+                                            timeout_ms: float | None = None) -> None:
+        request = self._request(RequestCode.UPDATE_CONSUMER_OFFSET, header.to_ext_fields())
+        await self.remoting.invoke_oneway(addr, request, timeout_ms or self.timeout_ms)
+
+    async def _queue_offset(self, code: int, addr: str, queue: MessageQueue, timeout_ms: float | None) -> int:
+        header = QueueRequestHeader(queue.topic, queue.queue_id, queue.broker_name)
+        response = await self._call(addr, self._request(code, header.to_ext_fields()), timeout_ms)
+        return OffsetResponseHeader.from_ext_fields(response.ext_fields).offset
+
+    async def get_max_offset(self, addr: str, queue: MessageQueue, timeout_ms: float | None = None) -> int:
+        return await self._queue_offset(RequestCode.GET_MAX_OFFSET, addr, queue, timeout_ms)
+
+    async def get_min_offset(self, addr: str, queue: MessageQueue, timeout_ms: float | None = None) -> int:
+        return await self._queue_offset(RequestCode.GET_MIN_OFFSET, addr, queue, timeout_ms)
+
+    async def search_offset(self, addr: str, queue: MessageQueue, timestamp_ms: int,
+                            timeout_ms: float | None = None) -> int:
+        header = SearchOffsetRequestHeader(queue.topic, queue.queue_id, int(timestamp_ms), queue.broker_name)
+        request = self._request(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, header.to_ext_fields())
+        response = await self._call(addr, request, timeout_ms)
+        return OffsetResponseHeader.from_ext_fields(response.ext_fields).offset
+
+    async def get_earliest_msg_storetime(self, addr: str, queue: MessageQueue, timeout_ms: float | None = None) -> int:
+        header = QueueRequestHeader(queue.topic, queue.queue_id, queue.broker_name)
+        request = self._request(RequestCode.GET_EARLIEST_MSG_STORETIME, header.to_ext_fields())
+        response = await self._call(addr, request, timeout_ms)
+        return GetEarliestMsgStoretimeResponseHeader.from_ext_fields(response.ext_fields).timestamp
+
+    async def get_consumer_id_list(self, addr: str, group: str, timeout_ms: float | None = None) -> list[str]:
+        header = GetConsumerListByGroupRequestHeader(group)
+        request = self._request(RequestCode.GET_CONSUMER_LIST_BY_GROUP, header.to_ext_fields())
+        response = await self._call(addr, request, timeout_ms)
+        return consumer_body.decode_consumer_id_list(response.body)
+
+    async def lock_batch_mq(self, addr: str, group: str, client_id: str, queues: list[MessageQueue] | set[MessageQueue],
+                            timeout_ms: float | None = None) -> set[MessageQueue]:
+        """LOCK_BATCH_MQ; the queues the broker locked for this client."""
+        body = consumer_body.lock_batch_request(group, client_id, queues)
+        response = await self._call(addr, self._request(RequestCode.LOCK_BATCH_MQ, None, body), timeout_ms)
+        return consumer_body.decode_lock_batch_response(response.body)
+
+    async def unlock_batch_mq(self, addr: str, group: str, client_id: str,
+                              queues: list[MessageQueue] | set[MessageQueue], timeout_ms: float | None = None,
+                              oneway: bool = False) -> None:
+        body = consumer_body.lock_batch_request(group, client_id, queues)
+        request = self._request(RequestCode.UNLOCK_BATCH_MQ, None, body)
+        if oneway:
+            await self.remoting.invoke_oneway(addr, request, timeout_ms or self.timeout_ms)
+        else:
+            await self._call(addr, request, timeout_ms)
+
+    async def consumer_send_message_back(self, addr: str, header: ConsumerSendMsgBackRequestHeader,
+                                         timeout_ms: float | None = None) -> None:
+        request = self._request(RequestCode.CONSUMER_SEND_MSG_BACK, header.to_ext_fields())
+        await self._call(addr, request, timeout_ms)
 
 
 def response_error(response: RemotingCommand, addr: str | None) -> Exception:

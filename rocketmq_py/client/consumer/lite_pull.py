@@ -1,0 +1,535 @@
+"""The asyncio lite pull consumer (Java's DefaultLitePullConsumer and DefaultLitePullConsumerImpl).
+
+The application calls :meth:`AsyncLitePullConsumer.poll`; behind it one pull
+task per queue keeps a cache of pulled messages filled (long polling, with
+the flow control of Java's thresholds). Queues come from :meth:`assign`
+(fixed queues) or :meth:`subscribe` (the group's rebalance). The consumed
+offset of a queue moves when :meth:`poll` hands its messages out; offsets
+are committed to the store every ``auto_commit_interval_millis`` when
+``auto_commit`` is on, or by :meth:`commit`, and persisted to the broker
+every ``persist_consumer_offset_interval``, on drop and at shutdown.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import enum
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from rocketmq_py.client.consumer.allocate import resolve_strategy
+from rocketmq_py.client.consumer.brokers import master_for_queue, subscribe_queues
+from rocketmq_py.client.consumer.config import LitePullConsumerConfig, make_config
+from rocketmq_py.client.consumer.offset_store import (
+    OFFSET_READ_FAILED,
+    LocalFileOffsetStore,
+    OffsetStore,
+    ReadOffsetType,
+    RemoteBrokerOffsetStore,
+)
+from rocketmq_py.client.consumer.process_queue import ProcessQueue
+from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
+from rocketmq_py.client.consumer.rebalance import RebalanceImpl
+from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState
+from rocketmq_py.client.instance import get_instance, resolve_instance_name
+from rocketmq_py.common import validators
+from rocketmq_py.common.codes import ResponseCode
+from rocketmq_py.common.filter import MessageSelector, SubscriptionData, build_subscription, build_subscription_data
+from rocketmq_py.common.headers.pull import build_pull_sys_flag
+from rocketmq_py.common.heartbeat_consumer import ConsumeType, MessageModel
+from rocketmq_py.common.message import MessageExt
+from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.common.route import TopicRouteData
+from rocketmq_py.errors import (
+    BrokerResponseError,
+    ClientError,
+    ClientStateError,
+    InvalidArgumentError,
+    InvalidSelectorError,
+    RocketMQError,
+)
+
+_log = logging.getLogger(__name__)
+
+FLOW_CONTROL_DELAY_S = 0.05
+BROKER_FLOW_CONTROL_DELAY_S = 0.02
+PAUSE_DELAY_S = 1.0
+EXCEPTION_DELAY_S = 3.0
+
+
+class SubscriptionType(enum.Enum):
+    NONE = "NONE"
+    SUBSCRIBE = "SUBSCRIBE"
+    ASSIGN = "ASSIGN"
+
+
+@dataclass
+class _QueueState:
+    """Java's AssignedMessageQueue.MessageQueueState."""
+
+    process_queue: ProcessQueue
+    paused: bool = False
+    pull_offset: int = -1
+    consume_offset: int = -1
+    seek_offset: int = -1
+
+
+@dataclass
+class _ConsumeRequest:
+    messages: list[MessageExt]
+    queue: MessageQueue
+    process_queue: ProcessQueue
+
+
+class _LitePullRebalance(RebalanceImpl):
+    consume_type = ConsumeType.CONSUME_ACTIVELY
+
+    def __init__(self, consumer: "AsyncLitePullConsumer", *args: Any) -> None:
+        super().__init__(*args)
+        self.consumer = consumer
+
+    async def compute_pull_from_where(self, queue, kind=ReadOffsetType.MEMORY_FIRST_THEN_STORE):
+        return await super().compute_pull_from_where(queue, ReadOffsetType.MEMORY_FIRST_THEN_STORE)
+
+    async def remove_unnecessary_message_queue(self, queue, pq):
+        await self.offset_store.persist(queue)
+        self.offset_store.remove_offset(queue)
+        return True
+
+    def dispatch_pull_requests(self, started):
+        """The pull tasks start from :meth:`message_queue_changed`."""
+
+    async def message_queue_changed(self, topic, mq_all, mq_divided):
+        if self.message_model is MessageModel.BROADCASTING:
+            self.consumer._update_assigned(topic, mq_all)
+        else:
+            self.consumer._update_assigned(topic, mq_divided)
+
+
+class AsyncLitePullConsumer(ConsumerMember):
+    """A lite pull consumer on the running asyncio loop.
+
+    ``AsyncLitePullConsumer("group", namesrv_addr="127.0.0.1:9876")``; any
+    :class:`LitePullConsumerConfig` field can be given as a keyword. Call
+    :meth:`subscribe` or :meth:`assign`, then :meth:`start`, then
+    :meth:`poll` in a loop; :meth:`shutdown` at the end (or ``async with``).
+    """
+
+    consume_type = ConsumeType.CONSUME_ACTIVELY
+
+    def __init__(self, consumer_group: str | None = None, *, config: LitePullConsumerConfig | None = None,
+                 **options: Any) -> None:
+        super().__init__(make_config(LitePullConsumerConfig, consumer_group, config, options))
+        self.config: LitePullConsumerConfig
+        self.subscription_type = SubscriptionType.NONE
+        self._pending_subscriptions: dict[str, SubscriptionData] = {}
+        self._assign_expressions: dict[str, str] = {}
+        self._assigned: dict[MessageQueue, _QueueState] = {}
+        self._tasks: dict[MessageQueue, asyncio.Task[None]] = {}
+        self._cache: collections.deque[_ConsumeRequest] = collections.deque()
+        self._cache_ready = asyncio.Event()
+        self._next_auto_commit = -1.0
+        self.rebalance: _LitePullRebalance | None = None
+        self.pull_api: PullAPI | None = None
+
+    # --- subscriptions ----------------------------------------------------------------------------
+
+    def _set_subscription_type(self, kind: SubscriptionType) -> None:
+        if self.subscription_type is SubscriptionType.NONE:
+            self.subscription_type = kind
+        elif self.subscription_type is not kind:
+            raise ClientStateError("subscribe and assign are mutually exclusive: use one of them per consumer")
+
+    async def subscribe(self, topic: str, selector: MessageSelector | str | None = "*") -> None:
+        """Consume ``topic`` with the group's rebalance; ``selector`` is a tag expression or a MessageSelector."""
+        validators.check_topic(topic)
+        subscription = build_subscription(self.config.with_namespace(topic), selector)
+        self._set_subscription_type(SubscriptionType.SUBSCRIBE)
+        if self.rebalance is None:
+            self._pending_subscriptions[subscription.topic] = subscription
+            return
+        self.rebalance.subscription_inner[subscription.topic] = subscription
+        await self.instance_or_fail().send_heartbeat_to_all_brokers()
+        await self._refresh_routes()
+
+    def unsubscribe(self, topic: str) -> None:
+        topic = self.config.with_namespace(topic)
+        self._pending_subscriptions.pop(topic, None)
+        if self.rebalance is not None:
+            self.rebalance.subscription_inner.pop(topic, None)
+        for queue in [q for q in self._assigned if q.topic == topic]:
+            self._drop_queue(queue)
+
+    def set_sub_expression_for_assign(self, topic: str, expression: str) -> None:
+        """The tag expression for assigned queues of ``topic`` (before :meth:`start`)."""
+        if not expression or not expression.strip():
+            raise InvalidSelectorError("the sub expression for assign cannot be empty: use '*' for all tags")
+        if self.state is not ServiceState.CREATE_JUST:
+            raise ClientStateError("set_sub_expression_for_assign can only be called before start()")
+        build_subscription_data(topic, expression)
+        self._set_subscription_type(SubscriptionType.ASSIGN)
+        self._assign_expressions[self.config.with_namespace(topic)] = expression
+
+    def assign(self, queues: Iterable[MessageQueue]) -> None:
+        """Consume exactly these queues (no rebalance)."""
+        queues = set(queues)
+        if not queues:
+            raise InvalidArgumentError("assign needs at least one message queue")
+        for queue in queues:
+            if not isinstance(queue, MessageQueue):
+                raise InvalidArgumentError(f"assign takes MessageQueue objects, not {type(queue).__name__}")
+        self._set_subscription_type(SubscriptionType.ASSIGN)
+        for queue in [q for q in self._assigned if q not in queues]:
+            self._drop_queue(queue)
+        for queue in queues:
+            self._assigned.setdefault(queue, _QueueState(ProcessQueue()))
+        if self.state is ServiceState.RUNNING:
+            self._start_pull_tasks(queues)
+
+    def assignment(self) -> set[MessageQueue]:
+        return set(self._assigned)
+
+    def _update_assigned(self, topic: str, queues: set[MessageQueue]) -> None:
+        for queue in [q for q in self._assigned if q.topic == topic and q not in queues]:
+            self._drop_queue(queue)
+        assert self.rebalance is not None
+        for queue in queues:
+            if queue not in self._assigned:
+                pq = self.rebalance.process_queue_table.get(queue) or ProcessQueue()
+                self._assigned[queue] = _QueueState(pq)
+        self._start_pull_tasks(queues)
+
+    def _drop_queue(self, queue: MessageQueue) -> None:
+        state = self._assigned.pop(queue, None)
+        if state is not None:
+            state.process_queue.dropped = True
+        task = self._tasks.pop(queue, None)
+        if task is not None:
+            task.cancel()
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self.state is not ServiceState.CREATE_JUST:
+            raise ClientStateError(f"the consumer cannot start: it is {self.state.value} (a consumer starts once)")
+        self.state = ServiceState.START_FAILED
+        self.config.validate()
+        if self.config.message_model is MessageModel.CLUSTERING:
+            resolve_instance_name(self.config)
+        strategy = resolve_strategy(self.config.allocate_message_queue_strategy)
+        instance = get_instance(self.config)
+        self._register(instance)
+        try:
+            self.pull_api = PullAPI(instance, self.group)
+            self.offset_store = self._make_offset_store()
+            await self.offset_store.load()
+            self.rebalance = _LitePullRebalance(self, self.config, instance, strategy, self.offset_store)
+            self.rebalance.subscription_inner.update(self._pending_subscriptions)
+            instance.start()
+        except BaseException:
+            await self._unregister()
+            raise
+        self.state = ServiceState.RUNNING
+        self._start_background(self.config.persist_consumer_offset_interval)
+        if self.subscription_type is SubscriptionType.SUBSCRIBE:
+            await self._refresh_routes()
+            await instance.send_heartbeat_to_all_brokers()
+            self.rebalance_soon()
+        elif self.subscription_type is SubscriptionType.ASSIGN:
+            self._start_pull_tasks(self._assigned)
+
+    def _make_offset_store(self) -> OffsetStore:
+        instance = self.instance_or_fail()
+        if self.config.message_model is MessageModel.BROADCASTING:
+            return LocalFileOffsetStore(instance.client_id, self.group)
+        return RemoteBrokerOffsetStore(instance, self.group)
+
+    async def shutdown(self) -> None:
+        if self.state is not ServiceState.RUNNING:
+            self.state = ServiceState.SHUTDOWN_ALREADY
+            return
+        self.state = ServiceState.SHUTDOWN_ALREADY
+        tasks = list(self._tasks.values())
+        self._tasks.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._stop_background()
+        await self.persist_consumer_offset(force=True)
+        if self.rebalance is not None:
+            self.rebalance.destroy()
+        await self._unregister()
+
+    async def __aenter__(self) -> "AsyncLitePullConsumer":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.shutdown()
+
+    # --- polling ----------------------------------------------------------------------------------
+
+    async def poll(self, timeout_ms: float | None = None) -> list[MessageExt]:
+        """The next pulled messages (one pull's worth), or [] when none came within ``timeout_ms``."""
+        self._check_running()
+        if timeout_ms is None:
+            timeout_ms = self.config.poll_timeout_millis
+        if timeout_ms < 0:
+            raise InvalidArgumentError("the poll timeout cannot be negative")
+        if self.config.auto_commit:
+            self._maybe_auto_commit()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000.0
+        while True:
+            while self._cache:
+                request = self._cache.popleft()
+                if request.process_queue.dropped:
+                    continue
+                offset = request.process_queue.remove_messages(request.messages)
+                state = self._assigned.get(request.queue)
+                if state is not None and state.process_queue is request.process_queue:
+                    state.consume_offset = offset
+                if self.config.namespace:
+                    for message in request.messages:
+                        message.topic = self.config.without_namespace(message.topic)
+                return request.messages
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return []
+            self._cache_ready.clear()
+            try:
+                await asyncio.wait_for(self._cache_ready.wait(), remaining)
+            except asyncio.TimeoutError:
+                return []
+
+    def pause(self, queues: Iterable[MessageQueue]) -> None:
+        for queue in queues:
+            state = self._assigned.get(queue)
+            if state is not None:
+                state.paused = True
+
+    def resume(self, queues: Iterable[MessageQueue]) -> None:
+        for queue in queues:
+            state = self._assigned.get(queue)
+            if state is not None:
+                state.paused = False
+
+    def is_paused(self, queue: MessageQueue) -> bool:
+        state = self._assigned.get(queue)
+        return True if state is None else state.paused
+
+    # --- offsets ----------------------------------------------------------------------------------
+
+    async def seek(self, queue: MessageQueue, offset: int) -> None:
+        """Pull ``queue`` from ``offset`` next; what was cached of it is discarded."""
+        self._check_running()
+        state = self._assigned.get(queue)
+        if state is None:
+            extra = ", may be rebalancing" if self.subscription_type is SubscriptionType.SUBSCRIBE else ""
+            raise ClientError(f"the message queue is not in the assigned list{extra}: {queue}")
+        min_offset = await self.min_offset(queue)
+        max_offset = await self.max_offset(queue)
+        if not min_offset <= offset <= max_offset:
+            raise InvalidArgumentError(
+                f"seek offset {offset} of {queue} is outside [{min_offset}, {max_offset}] (min and max offset)"
+            )
+        state.process_queue.clear()
+        self._cache = collections.deque(r for r in self._cache if r.queue != queue)
+        task = self._tasks.pop(queue, None)
+        if task is not None:
+            task.cancel()
+        state.seek_offset = offset
+        self._start_pull_tasks([queue])
+
+    async def seek_to_begin(self, queue: MessageQueue) -> None:
+        await self.seek(queue, await self.min_offset(queue))
+
+    async def seek_to_end(self, queue: MessageQueue) -> None:
+        await self.seek(queue, await self.max_offset(queue))
+
+    async def min_offset(self, queue: MessageQueue) -> int:
+        instance = self.instance_or_fail()
+        return await instance.api.get_min_offset(await master_for_queue(instance, queue), queue)
+
+    async def max_offset(self, queue: MessageQueue) -> int:
+        instance = self.instance_or_fail()
+        return await instance.api.get_max_offset(await master_for_queue(instance, queue), queue)
+
+    async def offset_for_timestamp(self, queue: MessageQueue, timestamp_ms: int) -> int:
+        """The offset of the first message stored at or after ``timestamp_ms`` (SEARCH_OFFSET_BY_TIMESTAMP)."""
+        self._check_running()
+        instance = self.instance_or_fail()
+        return await instance.api.search_offset(await master_for_queue(instance, queue), queue, timestamp_ms)
+
+    async def committed(self, queue: MessageQueue) -> int:
+        """The committed offset of ``queue`` (memory first, then the store); -1 when there is none."""
+        self._check_running()
+        assert self.offset_store is not None
+        offset = await self.offset_store.read_offset(queue, ReadOffsetType.MEMORY_FIRST_THEN_STORE)
+        if offset == OFFSET_READ_FAILED:
+            raise ClientError(f"the committed offset of {queue} could not be read from the broker")
+        return offset
+
+    def _maybe_auto_commit(self) -> None:
+        now = time.monotonic()
+        if now >= self._next_auto_commit:
+            self.commit_all()
+            self._next_auto_commit = now + self.config.auto_commit_interval_millis / 1000.0
+
+    def commit_all(self) -> None:
+        """Move every assigned queue's committed offset to what :meth:`poll` handed out (in memory)."""
+        for queue in list(self._assigned):
+            self._commit_queue(queue)
+
+    def _commit_queue(self, queue: MessageQueue) -> None:
+        state = self._assigned.get(queue)
+        if state is None or state.consume_offset == -1 or state.process_queue.dropped:
+            return
+        assert self.offset_store is not None
+        self.offset_store.update_offset(queue, state.consume_offset, False)
+
+    async def commit(self, offsets: Mapping[MessageQueue, int] | Iterable[MessageQueue] | None = None,
+                     persist: bool = True) -> None:
+        """Commit what :meth:`poll` handed out (all assigned queues, or the given ones), or the given offsets
+        ``{queue: offset}``; with ``persist`` they are written to the broker (or file) before returning."""
+        self._check_running()
+        assert self.offset_store is not None
+        if offsets is None:
+            queues = list(self._assigned)
+            for queue in queues:
+                self._commit_queue(queue)
+        elif isinstance(offsets, Mapping):
+            queues = list(offsets)
+            for queue, offset in offsets.items():
+                state = self._assigned.get(queue)
+                if offset != -1 and state is not None and not state.process_queue.dropped:
+                    self.offset_store.update_offset(queue, offset, False)
+        else:
+            queues = list(offsets)
+            for queue in queues:
+                self._commit_queue(queue)
+        if persist and queues:
+            await self.offset_store.persist_all(queues, oneway=False)
+
+    async def commit_sync(self) -> None:
+        """Commit every assigned queue and write the offsets to the broker now."""
+        await self.commit(None, persist=True)
+
+    async def fetch_message_queues(self, topic: str) -> set[MessageQueue]:
+        """The readable queues of ``topic`` (from the name server)."""
+        self._check_running()
+        topic = self.config.with_namespace(topic)
+        instance = self.instance_or_fail()
+        route = await instance.get_topic_route(topic)
+        queues = subscribe_queues(topic, route)
+        if not queues:
+            raise ClientError(f"the topic {topic!r} has no readable queue: check its permissions")
+        return queues
+
+    # --- pull tasks -------------------------------------------------------------------------------
+
+    def _start_pull_tasks(self, queues: Iterable[MessageQueue]) -> None:
+        loop = asyncio.get_running_loop()
+        for queue in queues:
+            if queue not in self._tasks and queue in self._assigned:
+                self._tasks[queue] = loop.create_task(self._pull_loop(queue), name=f"lite-pull {queue}")
+
+    def _subscription_for(self, topic: str) -> SubscriptionData:
+        if self.subscription_type is SubscriptionType.SUBSCRIBE:
+            assert self.rebalance is not None
+            subscription = self.rebalance.subscription_inner.get(topic)
+            if subscription is not None:
+                return subscription
+        return build_subscription_data(topic, self._assign_expressions.get(topic, "*"))
+
+    async def _next_pull_offset(self, queue: MessageQueue, state: _QueueState) -> int:
+        if state.seek_offset != -1:
+            offset = state.seek_offset
+            state.consume_offset = offset
+            state.seek_offset = -1
+            return offset
+        if state.pull_offset != -1:
+            return state.pull_offset
+        assert self.rebalance is not None
+        return await self.rebalance.compute_pull_from_where(queue)
+
+    async def _pull_loop(self, queue: MessageQueue) -> None:
+        config = self.config
+        assert self.pull_api is not None
+        sys_flag = build_pull_sys_flag(False, True, True, False, True)
+        while self.state is ServiceState.RUNNING:
+            state = self._assigned.get(queue)
+            if state is None or state.process_queue.dropped:
+                return
+            pq = state.process_queue
+            delay = self._flow_control_delay(state)
+            if delay:
+                await asyncio.sleep(delay)
+                continue
+            try:
+                offset = await self._next_pull_offset(queue, state)
+            except (RocketMQError, OSError) as error:
+                _log.warning("%s cannot compute where to pull %s from: %s", self.group, queue, error)
+                await asyncio.sleep(EXCEPTION_DELAY_S)
+                continue
+            subscription = self._subscription_for(queue.topic)
+            try:
+                result = await self.pull_api.pull(
+                    queue, subscription, offset, config.pull_batch_size, sys_flag, 0,
+                    config.broker_suspend_max_time_millis, config.consumer_timeout_millis_when_suspend,
+                    sub_expression=subscription.sub_string,
+                    sub_version=0 if subscription.is_tag_type else subscription.sub_version,
+                )
+            except (RocketMQError, OSError) as error:
+                flow = isinstance(error, BrokerResponseError) and error.code == ResponseCode.FLOW_CONTROL
+                if not flow:
+                    _log.warning("pulling %s for %s failed: %s", queue, self.group, error)
+                await asyncio.sleep(BROKER_FLOW_CONTROL_DELAY_S if flow
+                                    else config.pull_time_delay_millis_when_exception / 1000.0)
+                continue
+            if pq.dropped or self._assigned.get(queue) is not state:
+                return
+            if result.status is PullStatus.FOUND and result.messages and state.seek_offset == -1:
+                pq.put_messages(result.messages)
+                self._cache.append(_ConsumeRequest(result.messages, queue, pq))
+                self._cache_ready.set()
+            if state.seek_offset == -1:
+                state.pull_offset = result.next_begin_offset
+
+    def _flow_control_delay(self, state: _QueueState) -> float:
+        config = self.config
+        if state.paused:
+            return PAUSE_DELAY_S
+        if len(self._cache) * config.pull_batch_size > config.pull_threshold_for_all:
+            return FLOW_CONTROL_DELAY_S
+        pq = state.process_queue
+        if pq.msg_count > config.pull_threshold_for_queue:
+            return FLOW_CONTROL_DELAY_S
+        if pq.msg_size > config.pull_threshold_size_for_queue * 1024 * 1024:
+            return FLOW_CONTROL_DELAY_S
+        if pq.max_span > config.consume_max_span:
+            return FLOW_CONTROL_DELAY_S
+        return 0.0
+
+    # --- what the client instance asks ------------------------------------------------------------
+
+    def subscriptions(self) -> list[SubscriptionData]:
+        if self.rebalance is None:
+            return list(self._pending_subscriptions.values())
+        return list(self.rebalance.subscription_inner.values())
+
+    def on_route_changed(self, topic: str, route: TopicRouteData) -> None:
+        if self.rebalance is not None and topic in self.rebalance.subscription_inner:
+            self.rebalance.topic_subscribe_info[topic] = subscribe_queues(topic, route)
+
+    async def do_rebalance(self) -> None:
+        if self.rebalance is not None and self.subscription_type is SubscriptionType.SUBSCRIBE:
+            await self.rebalance.do_rebalance(False)
+
+    def queues_to_persist(self) -> set[MessageQueue]:
+        return set(self._assigned)
+
+    def running_info_process_queues(self) -> dict[MessageQueue, ProcessQueue]:
+        return {queue: state.process_queue for queue, state in self._assigned.items()}

@@ -1,0 +1,262 @@
+"""The client-side cache of one queue's pulled, not yet consumed messages (Java's impl/consumer/ProcessQueue).
+
+Messages are kept by queue offset. The smallest offset still cached is the
+offset that can be committed: everything below it was consumed. The counts
+and sizes drive the flow control of the pull loop. A process queue lives on
+one event loop and is only touched from it, so it needs no lock.
+"""
+from __future__ import annotations
+
+import bisect
+import time
+from collections import deque
+from typing import Iterable
+
+from rocketmq_py.common.consumer_body import ProcessQueueInfo
+from rocketmq_py.common.message import MessageConst, MessageExt
+
+#: A queue with no pull for this long is dropped by the next rebalance (Java's rocketmq.client.pull.pullMaxIdleTime).
+PULL_MAX_IDLE_TIME_MS = 120_000
+#: A lock older than this is treated as lost (Java's rocketmq.client.rebalance.lockMaxLiveTime).
+REBALANCE_LOCK_MAX_LIVE_TIME_MS = 30_000
+#: Renew locks this often (Java's rocketmq.client.rebalance.lockInterval).
+REBALANCE_LOCK_INTERVAL_MS = 20_000
+
+MAX_OFFSET = MessageConst.MAX_OFFSET
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class _OffsetMap:
+    """Messages by offset, with the smallest and largest offsets at hand.
+
+    Offsets almost always arrive in increasing order, so a deque of offsets
+    with lazy removal keeps every operation O(1) amortized; an offset that
+    lands in the middle (an orderly message put back) re-sorts the deque.
+    """
+
+    __slots__ = ("messages", "_order")
+
+    def __init__(self) -> None:
+        self.messages: dict[int, MessageExt] = {}
+        self._order: deque[int] = deque()
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __bool__(self) -> bool:
+        return bool(self.messages)
+
+    def put(self, offset: int, message: MessageExt) -> bool:
+        """Store ``message``; False when the offset was already there (the old message is replaced)."""
+        messages = self.messages
+        is_new = offset not in messages
+        messages[offset] = message
+        if is_new:
+            order = self._order
+            if not order or offset > order[-1]:
+                order.append(offset)
+            elif offset < self.first():
+                order.appendleft(offset)
+            else:
+                self._order = deque(sorted(messages))
+        return is_new
+
+    def pop(self, offset: int) -> MessageExt | None:
+        return self.messages.pop(offset, None)
+
+    def first(self) -> int:
+        order, messages = self._order, self.messages
+        while order[0] not in messages:
+            order.popleft()
+        return order[0]
+
+    def last(self) -> int:
+        order, messages = self._order, self.messages
+        while order[-1] not in messages:
+            order.pop()
+        return order[-1]
+
+    def pop_first(self) -> tuple[int, MessageExt]:
+        offset = self.first()
+        self._order.popleft()
+        return offset, self.messages.pop(offset)
+
+    def items(self) -> list[tuple[int, MessageExt]]:
+        return sorted(self.messages.items())
+
+    def clear(self) -> None:
+        self.messages.clear()
+        self._order.clear()
+
+
+class ProcessQueue:
+    """The pulled messages of one queue, waiting for or in consumption."""
+
+    def __init__(self) -> None:
+        self._cached = _OffsetMap()
+        #: Orderly: messages handed to the listener and not yet committed.
+        self._consuming = _OffsetMap()
+        self.msg_count = 0
+        self.msg_size = 0
+        self.queue_offset_max = 0
+        self.dropped = False
+        self.locked = False
+        self.consuming = False
+        self.last_pull_timestamp = now_ms()
+        self.last_consume_timestamp = now_ms()
+        self.last_lock_timestamp = now_ms()
+        self.try_unlock_times = 0
+        self.msg_acc_cnt = 0
+        #: Consume requests handed to the listener and not finished (to drain before a reset or drop).
+        self.in_flight = 0
+
+    # --- state -------------------------------------------------------------------------------
+
+    def is_lock_expired(self) -> bool:
+        return now_ms() - self.last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME_MS
+
+    def is_pull_expired(self) -> bool:
+        return now_ms() - self.last_pull_timestamp > PULL_MAX_IDLE_TIME_MS
+
+    @property
+    def max_span(self) -> int:
+        """The distance between the smallest and largest cached offsets (for consumeConcurrentlyMaxSpan)."""
+        cached = self._cached
+        if not cached:
+            return 0
+        return cached.last() - cached.first()
+
+    @property
+    def has_temp_message(self) -> bool:
+        return bool(self._cached)
+
+    def first_offset(self) -> int | None:
+        return self._cached.first() if self._cached else None
+
+    def last_offset(self) -> int | None:
+        return self._cached.last() if self._cached else None
+
+    # --- concurrently --------------------------------------------------------------------------
+
+    def put_messages(self, messages: Iterable[MessageExt]) -> bool:
+        """Cache pulled messages; True when nothing was being consumed (orderly: start a consume task)."""
+        cached = self._cached
+        added = 0
+        size = 0
+        last = None
+        for message in messages:
+            last = message
+            if cached.put(message.queue_offset, message):
+                added += 1
+                self.queue_offset_max = message.queue_offset
+                size += len(message.body)
+        self.msg_count += added
+        self.msg_size += size
+        dispatch = False
+        if cached and not self.consuming:
+            dispatch = True
+            self.consuming = True
+        if last is not None:
+            max_offset = last.properties.get(MAX_OFFSET)
+            if max_offset is not None:
+                accumulated = int(max_offset) - last.queue_offset
+                if accumulated > 0:
+                    self.msg_acc_cnt = accumulated
+        return dispatch
+
+    def remove_messages(self, messages: Iterable[MessageExt]) -> int:
+        """Forget consumed messages; the offset to commit next, or -1 when nothing is cached."""
+        self.last_consume_timestamp = now_ms()
+        cached = self._cached
+        if not cached:
+            return -1
+        result = self.queue_offset_max + 1
+        removed = 0
+        for message in messages:
+            if cached.pop(message.queue_offset) is not None:
+                removed += 1
+                self.msg_size -= len(message.body)
+        self.msg_count -= removed
+        if self.msg_count == 0:
+            self.msg_size = 0
+        if cached:
+            result = cached.first()
+        return result
+
+    def expired_first(self, timeout_ms: int, now: int) -> MessageExt | None:
+        """The first cached message when its consumption started more than ``timeout_ms`` ago."""
+        if not self._cached:
+            return None
+        message = self._cached.messages[self._cached.first()]
+        started = message.properties.get(MessageConst.CONSUME_START_TIMESTAMP)
+        if started and now - int(started) > timeout_ms:
+            return message
+        return None
+
+    # --- orderly ---------------------------------------------------------------------------------
+
+    def take_messages(self, batch_size: int) -> list[MessageExt]:
+        """Move up to ``batch_size`` messages from the cache to the consuming set, smallest offsets first."""
+        self.last_consume_timestamp = now_ms()
+        taken = []
+        cached, consuming = self._cached, self._consuming
+        while cached and len(taken) < batch_size:
+            offset, message = cached.pop_first()
+            consuming.put(offset, message)
+            taken.append(message)
+        if not taken:
+            self.consuming = False
+        return taken
+
+    def commit(self) -> int:
+        """Orderly: the consuming messages are done; the offset to commit next, or -1."""
+        consuming = self._consuming
+        if not consuming:
+            return -1
+        last = consuming.last()
+        self.msg_count -= len(consuming)
+        if self.msg_count == 0:
+            self.msg_size = 0
+        else:
+            self.msg_size -= sum(len(m.body) for m in consuming.messages.values())
+        consuming.clear()
+        return last + 1
+
+    def rollback(self) -> None:
+        """Orderly: put every consuming message back in the cache."""
+        for offset, message in self._consuming.items():
+            self._cached.put(offset, message)
+        self._consuming.clear()
+
+    def make_message_to_consume_again(self, messages: Iterable[MessageExt]) -> None:
+        for message in messages:
+            self._consuming.pop(message.queue_offset)
+            self._cached.put(message.queue_offset, message)
+
+    def clear(self) -> None:
+        self._cached.clear()
+        self._consuming.clear()
+        self.msg_count = 0
+        self.msg_size = 0
+        self.queue_offset_max = 0
+
+    def fill_info(self, info: ProcessQueueInfo) -> None:
+        cached, consuming = self._cached, self._consuming
+        if cached:
+            info.cached_msg_min_offset = cached.first()
+            info.cached_msg_max_offset = cached.last()
+            info.cached_msg_count = len(cached)
+        info.cached_msg_size_in_mib = self.msg_size // (1024 * 1024)
+        if consuming:
+            info.transaction_msg_min_offset = consuming.first()
+            info.transaction_msg_max_offset = consuming.last()
+            info.transaction_msg_count = len(consuming)
+        info.locked = self.locked
+        info.try_unlock_times = self.try_unlock_times
+        info.last_lock_timestamp = self.last_lock_timestamp
+        info.droped = self.dropped
+        info.last_pull_timestamp = self.last_pull_timestamp
+        info.last_consume_timestamp = self.last_consume_timestamp

@@ -1,0 +1,144 @@
+"""Pulling from a broker (Java's impl/consumer/PullAPIWrapper, PullResult and PullStatus).
+
+A pull response carries store records back to back; they are decoded by the
+codec, filtered again by tag string (the broker matched only the tag hash),
+and marked with the queue's min and max offsets as Java marks them. The
+broker may suggest pulling a queue from a slave; the suggestion is kept per
+queue.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rocketmq_py import codec
+from rocketmq_py.client.consumer.brokers import broker_for_queue
+from rocketmq_py.common.codes import ResponseCode
+from rocketmq_py.common.filter import SubscriptionData
+from rocketmq_py.common.headers.pull import (
+    FLAG_COMMIT_OFFSET,
+    PullMessageRequestHeader,
+    PullMessageResponseHeader,
+)
+from rocketmq_py.common.message import MessageConst, MessageExt
+from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.common.route import MASTER_ID
+from rocketmq_py.errors import ClientError
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.instance import MQClientInstance
+
+#: The first broker version that filters by SQL92 (Java's MQVersion V4_1_0_SNAPSHOT ordinal).
+SQL92_MIN_BROKER_VERSION = 232
+
+_MIN_OFFSET = MessageConst.MIN_OFFSET
+_MAX_OFFSET = MessageConst.MAX_OFFSET
+_TAGS = MessageConst.TAGS
+_TRAN_MSG = MessageConst.TRANSACTION_PREPARED
+_UNIQ_KEY = MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+
+
+class PullStatus(enum.Enum):
+    FOUND = "FOUND"
+    NO_NEW_MSG = "NO_NEW_MSG"
+    NO_MATCHED_MSG = "NO_MATCHED_MSG"
+    OFFSET_ILLEGAL = "OFFSET_ILLEGAL"
+
+
+_STATUS_BY_CODE = {
+    ResponseCode.SUCCESS: PullStatus.FOUND,
+    ResponseCode.PULL_NOT_FOUND: PullStatus.NO_NEW_MSG,
+    ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.NO_MATCHED_MSG,
+    ResponseCode.PULL_OFFSET_MOVED: PullStatus.OFFSET_ILLEGAL,
+}
+
+
+@dataclass
+class PullResult:
+    status: PullStatus
+    next_begin_offset: int
+    min_offset: int
+    max_offset: int
+    messages: list[MessageExt] = field(default_factory=list)
+    suggest_which_broker_id: int = MASTER_ID
+
+
+class PullAPI:
+    """Sends PULL_MESSAGE for one consumer group and turns the answer into a :class:`PullResult`."""
+
+    def __init__(self, instance: "MQClientInstance", group: str) -> None:
+        self.instance = instance
+        self.group = group
+        self.pull_from_which_node: dict[MessageQueue, int] = {}
+
+    async def pull(
+        self,
+        queue: MessageQueue,
+        subscription: SubscriptionData,
+        offset: int,
+        max_nums: int,
+        sys_flag: int,
+        commit_offset: int,
+        suspend_timeout_ms: int,
+        timeout_ms: float,
+        sub_expression: str | None = None,
+        sub_version: int | None = None,
+    ) -> PullResult:
+        broker = await broker_for_queue(self.instance, queue, self.pull_from_which_node.get(queue, MASTER_ID), False)
+        if (not subscription.is_tag_type and broker.version
+                and broker.version < SQL92_MIN_BROKER_VERSION):
+            raise ClientError(
+                f"the broker {queue.broker_name} (version {broker.version}) cannot filter by "
+                f"{subscription.expression_type}: upgrade it to 4.1 or later, or subscribe by tag"
+            )
+        if broker.slave:
+            sys_flag &= ~FLAG_COMMIT_OFFSET
+        header = PullMessageRequestHeader(
+            consumer_group=self.group,
+            topic=queue.topic,
+            queue_id=queue.queue_id,
+            queue_offset=offset,
+            max_msg_nums=max_nums,
+            sys_flag=sys_flag,
+            commit_offset=commit_offset,
+            suspend_timeout_millis=suspend_timeout_ms,
+            sub_version=subscription.sub_version if sub_version is None else sub_version,
+            subscription=sub_expression,
+            expression_type=subscription.expression_type,
+            broker_name=queue.broker_name,
+        )
+        response = await self.instance.api.pull_message(broker.addr, header, timeout_ms)
+        answer = PullMessageResponseHeader.from_ext_fields(response.ext_fields)
+        result = PullResult(
+            _STATUS_BY_CODE[response.code], answer.next_begin_offset, answer.min_offset, answer.max_offset,
+            suggest_which_broker_id=answer.suggest_which_broker_id,
+        )
+        self.pull_from_which_node[queue] = answer.suggest_which_broker_id
+        if result.status is PullStatus.FOUND and response.body:
+            result.messages = process_messages(
+                codec.decode_store_records(response.body, strict=False), queue, subscription,
+                result.min_offset, result.max_offset,
+            )
+        return result
+
+
+def process_messages(messages: list[MessageExt], queue: MessageQueue, subscription: SubscriptionData,
+                     min_offset: int, max_offset: int) -> list[MessageExt]:
+    """Java's processPullResult after decoding: tag re-filter, transaction id, MIN/MAX_OFFSET, broker name."""
+    tags_set = subscription.tags_set
+    if tags_set and not subscription.class_filter_mode:
+        wanted = set(tags_set)
+        messages = [m for m in messages if m.properties.get(_TAGS) in wanted]
+    min_text = str(min_offset)
+    max_text = str(max_offset)
+    broker_name = queue.broker_name
+    for message in messages:
+        properties = message.properties
+        prepared = properties.get(_TRAN_MSG)
+        if prepared is not None and prepared.lower() == "true":
+            message.transaction_id = properties.get(_UNIQ_KEY)
+        properties[_MIN_OFFSET] = min_text
+        properties[_MAX_OFFSET] = max_text
+        message.broker_name = broker_name
+    return messages

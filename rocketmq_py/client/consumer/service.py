@@ -1,0 +1,235 @@
+"""What every consumer does for its client instance (Java's MQConsumerInner, plus the instance's rebalance
+service and offset persisting task, which run here per consumer).
+
+A consumer registers with the client instance of its client id; the instance
+puts :meth:`ConsumerMember.consumer_data` in its heartbeats, keeps the routes
+of :meth:`ConsumerMember.topics` fresh, and passes the broker's requests on.
+The consumer itself rebalances every 20 s and at once when a broker says the
+group's consumers changed, and persists its offsets every
+``persist_consumer_offset_interval`` (first after 10 s).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from rocketmq_py.client.consumer.brokers import subscribe_queues
+from rocketmq_py.client.consumer.config import ConsumerConfig
+from rocketmq_py.client.consumer.offset_store import OffsetStore, ReadOffsetType
+from rocketmq_py.client.consumer.process_queue import ProcessQueue
+from rocketmq_py.client.consumer.stats import ConsumerStats
+from rocketmq_py.client.producer.core import ServiceState
+from rocketmq_py.common import consumer_body
+from rocketmq_py.common.consumer_body import ConsumerRunningInfo, ProcessQueueInfo
+from rocketmq_py.common.filter import SubscriptionData
+from rocketmq_py.common.heartbeat_consumer import ConsumeType, ConsumerData
+from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.common.route import TopicRouteData
+from rocketmq_py.errors import ClientError, ClientStateError, RocketMQError
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.instance import MQClientInstance
+
+__all__ = ["ConsumerMember", "ServiceState", "REBALANCE_INTERVAL_S"]
+
+_log = logging.getLogger(__name__)
+
+#: Java's rocketmq.client.rebalance.waitInterval; ROCKETMQ_PY_REBALANCE_INTERVAL_MS overrides it.
+REBALANCE_INTERVAL_S = int(os.environ.get("ROCKETMQ_PY_REBALANCE_INTERVAL_MS", "20000")) / 1000.0
+INITIAL_PERSIST_DELAY_S = 10.0
+CLIENT_VERSION = "V4_9_8"
+
+
+class ConsumerMember:
+    """The part of a consumer the client instance and the admin requests see."""
+
+    consume_type: ConsumeType = ConsumeType.CONSUME_PASSIVELY
+
+    def __init__(self, config: ConsumerConfig) -> None:
+        self.config = config
+        self.state = ServiceState.CREATE_JUST
+        self.instance: "MQClientInstance | None" = None
+        self.offset_store: OffsetStore | None = None
+        self.stats = ConsumerStats()
+        self.start_timestamp = int(time.time() * 1000)
+        self._rebalance_wakeup: asyncio.Event | None = None
+        self._background: list[asyncio.Task[None]] = []
+
+    @property
+    def group(self) -> str:
+        """The consumer group as sent on the wire (with the namespace, if any)."""
+        return self.config.group
+
+    # --- registration -----------------------------------------------------------------------------
+
+    def _register(self, instance: "MQClientInstance") -> None:
+        if not instance.register_consumer(self.group, self):
+            self.state = ServiceState.CREATE_JUST
+            raise ClientError(
+                f"the consumer group {self.group!r} was already started in client {instance.client_id}: "
+                "give this consumer another group or another instance_name"
+            )
+        self.instance = instance
+
+    async def _unregister(self) -> None:
+        if self.instance is not None:
+            await self.instance.unregister_consumer(self.group)
+
+    def instance_or_fail(self) -> "MQClientInstance":
+        if self.instance is None:
+            raise ClientStateError("the consumer is not started: call start() first")
+        return self.instance
+
+    def _check_running(self) -> None:
+        if self.state is not ServiceState.RUNNING:
+            raise ClientStateError(
+                f"the consumer is not running (state {self.state.value}): call start() first, "
+                "or use it as a context manager"
+            )
+
+    # --- background tasks -------------------------------------------------------------------------
+
+    def _start_background(self, persist_interval_ms: int) -> None:
+        loop = asyncio.get_running_loop()
+        self._rebalance_wakeup = asyncio.Event()
+        self._background = [
+            loop.create_task(self._rebalance_loop(), name=f"rebalance {self.group}"),
+            loop.create_task(self._persist_loop(persist_interval_ms), name=f"persist offsets {self.group}"),
+        ]
+
+    async def _stop_background(self) -> None:
+        tasks, self._background = self._background, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def rebalance_soon(self) -> None:
+        """Rebalance now instead of at the next period (a broker's consumer-ids-changed notice)."""
+        if self._rebalance_wakeup is not None:
+            self._rebalance_wakeup.set()
+
+    async def _rebalance_loop(self) -> None:
+        assert self._rebalance_wakeup is not None
+        while True:
+            try:
+                await asyncio.wait_for(self._rebalance_wakeup.wait(), REBALANCE_INTERVAL_S)
+            except asyncio.TimeoutError:
+                pass
+            self._rebalance_wakeup.clear()
+            if self.state is not ServiceState.RUNNING:
+                continue
+            try:
+                await self.do_rebalance()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.error("rebalance of %s failed", self.group, exc_info=True)
+
+    async def _persist_loop(self, interval_ms: int) -> None:
+        await asyncio.sleep(INITIAL_PERSIST_DELAY_S)
+        while True:
+            try:
+                await self.persist_consumer_offset()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.error("persisting the offsets of %s failed", self.group, exc_info=True)
+            await asyncio.sleep(interval_ms / 1000.0)
+
+    async def persist_consumer_offset(self, force: bool = False) -> None:
+        """Write the offsets of the queues held now (oneway, as Java; ``force`` waits for the answers)."""
+        if self.offset_store is None:
+            return
+        await self.offset_store.persist_all(self.queues_to_persist(), oneway=not force)
+
+    async def _refresh_routes(self) -> None:
+        """Fetch the routes of the subscribed topics now and learn their queues."""
+        instance = self.instance_or_fail()
+        for subscription in self.subscriptions():
+            try:
+                await instance.update_topic_route(subscription.topic)
+            except (RocketMQError, OSError) as error:
+                _log.warning("the route of %s could not be fetched: %s", subscription.topic, error)
+            route = instance.topic_routes.get(subscription.topic)
+            if route is not None:
+                self.on_route_changed(subscription.topic, route)
+
+    # --- what the client instance asks ------------------------------------------------------------
+
+    def topics(self) -> set[str]:
+        return {subscription.topic for subscription in self.subscriptions()}
+
+    def consumer_data(self) -> dict:
+        return ConsumerData(
+            self.group, self.consume_type, self.config.message_model, self.config.consume_from_where,
+            self.subscriptions(), self.config.unit_mode,
+        ).to_json()
+
+    def subscriptions(self) -> list[SubscriptionData]:
+        raise NotImplementedError
+
+    def on_route_changed(self, topic: str, route: TopicRouteData) -> None:
+        raise NotImplementedError
+
+    async def do_rebalance(self) -> None:
+        raise NotImplementedError
+
+    def queues_to_persist(self) -> set[MessageQueue]:
+        raise NotImplementedError
+
+    def running_info_process_queues(self) -> dict[MessageQueue, ProcessQueue]:
+        raise NotImplementedError
+
+    def running_info_properties(self) -> dict[str, str]:
+        """The consumer's settings with Java's names, as MixAll.object2Properties lists them."""
+        properties = {}
+        for name, value in vars(self.config).items():
+            if name in ("access_key", "secret_key", "security_token") or value is None:
+                continue
+            java_name = name.split("_")[0] + "".join(part.title() for part in name.split("_")[1:])
+            properties[java_name] = getattr(value, "value", None) or str(value)
+        properties["consumerGroup"] = self.group
+        return properties
+
+    async def consumer_running_info(self) -> ConsumerRunningInfo:
+        """GET_CONSUMER_RUNNING_INFO's answer: settings, subscriptions, queues and statistics."""
+        info = ConsumerRunningInfo()
+        info.properties.update(self.running_info_properties())
+        info.properties[consumer_body.PROP_CONSUMER_START_TIMESTAMP] = str(self.start_timestamp)
+        info.properties[consumer_body.PROP_CONSUME_TYPE] = self.consume_type.value
+        info.properties[consumer_body.PROP_CLIENT_VERSION] = CLIENT_VERSION
+        info.properties[consumer_body.PROP_NAMESERVER_ADDR] = "".join(
+            f"{addr};" for addr in self.config.namesrv_addresses()
+        )
+        subscriptions = self.subscriptions()
+        info.subscription_set = list(subscriptions)
+        for queue, pq in self.running_info_process_queues().items():
+            queue_info = ProcessQueueInfo()
+            if self.offset_store is not None:
+                queue_info.commit_offset = await self.offset_store.read_offset(
+                    queue, ReadOffsetType.MEMORY_FIRST_THEN_STORE)
+            pq.fill_info(queue_info)
+            info.mq_table[queue] = queue_info
+        for subscription in subscriptions:
+            info.status_table[subscription.topic] = self.stats.status(subscription.topic)
+        return info
+
+    def consumer_status(self, topic: str) -> dict[MessageQueue, int]:
+        """GET_CONSUMER_STATUS_FROM_CLIENT's answer: the offsets in memory of ``topic``'s queues."""
+        if self.offset_store is None:
+            return {}
+        return self.offset_store.clone_offset_table(topic)
+
+    async def reset_offset(self, topic: str, offsets: dict[MessageQueue, int]) -> None:
+        """RESET_CONSUMER_CLIENT_OFFSET: only push consumers act on it, as in Java."""
+
+    async def consume_message_directly(self, message: Any, broker_name: str | None) -> Any:
+        """CONSUME_MESSAGE_DIRECTLY: only push consumers act on it, as in Java."""
+        return None
+
+    @staticmethod
+    def subscribe_queues(topic: str, route: TopicRouteData) -> set[MessageQueue]:
+        return subscribe_queues(topic, route)

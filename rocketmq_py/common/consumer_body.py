@@ -1,0 +1,195 @@
+"""JSON bodies of the consumer RPCs (Java's common/protocol/body: LockBatchRequestBody, LockBatchResponseBody,
+UnlockBatchRequestBody, GetConsumerListByGroupResponseBody, ResetOffsetBody, GetConsumerStatusBody,
+ConsumerRunningInfo, ProcessQueueInfo, ConsumeStatus and ConsumeMessageDirectlyResult).
+
+fastjson writes bean properties in alphabetical order, and a map keyed by
+MessageQueue with the queue object itself as the key (``{{"brokerName":..}:5}``);
+:class:`JsonObjectKey` carries such keys both ways.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from rocketmq_py import codec
+from rocketmq_py.codec import JsonObjectKey
+from rocketmq_py.common.filter import SubscriptionData
+from rocketmq_py.common.message_queue import MessageQueue
+
+
+def queue_key(queue: MessageQueue) -> JsonObjectKey:
+    return JsonObjectKey(queue.to_json())
+
+
+def queue_from_key(key: object) -> MessageQueue:
+    if isinstance(key, JsonObjectKey):
+        return MessageQueue.from_json(key.to_dict())
+    if isinstance(key, dict):
+        return MessageQueue.from_json(key)
+    raise ValueError(f"a message queue key must be a JSON object, got {key!r}")
+
+
+def encode_queue_table(table: Mapping[MessageQueue, object]) -> dict:
+    return {queue_key(queue): value for queue, value in sorted(table.items())}
+
+
+def decode_queue_table(table: object) -> dict[MessageQueue, int]:
+    if not isinstance(table, dict):
+        return {}
+    return {queue_from_key(key): int(value) for key, value in table.items()}
+
+
+def _load_object(body: bytes, what: str) -> dict:
+    data = codec.json_loads(body)
+    if not isinstance(data, dict):
+        raise ValueError(f"a {what} body must be a JSON object")
+    return data
+
+
+def lock_batch_request(consumer_group: str, client_id: str, queues: Iterable[MessageQueue]) -> bytes:
+    """LockBatchRequestBody and UnlockBatchRequestBody have the same shape."""
+    value = {
+        "clientId": client_id,
+        "consumerGroup": consumer_group,
+        "mqSet": [queue.to_json() for queue in sorted(queues)],
+    }
+    return codec.json_dumps(value).encode()
+
+
+def decode_lock_batch_response(body: bytes | None) -> set[MessageQueue]:
+    if not body:
+        return set()
+    data = _load_object(body, "LockBatchResponseBody")
+    return {MessageQueue.from_json(item) for item in data.get("lockOKMQSet") or []}
+
+
+def decode_consumer_id_list(body: bytes | None) -> list[str]:
+    if not body:
+        return []
+    data = _load_object(body, "GetConsumerListByGroupResponseBody")
+    return [str(item) for item in data.get("consumerIdList") or []]
+
+
+def decode_reset_offset_body(body: bytes | None) -> dict[MessageQueue, int]:
+    if not body:
+        return {}
+    return decode_queue_table(_load_object(body, "ResetOffsetBody").get("offsetTable"))
+
+
+def encode_consumer_status_body(table: Mapping[MessageQueue, int]) -> bytes:
+    value = {"consumerTable": {}, "messageQueueTable": encode_queue_table(table)}
+    return codec.json_dumps(value).encode()
+
+
+class CMResult(str, enum.Enum):
+    CR_SUCCESS = "CR_SUCCESS"
+    CR_LATER = "CR_LATER"
+    CR_ROLLBACK = "CR_ROLLBACK"
+    CR_COMMIT = "CR_COMMIT"
+    CR_THROW_EXCEPTION = "CR_THROW_EXCEPTION"
+    CR_RETURN_NULL = "CR_RETURN_NULL"
+
+
+@dataclass
+class ConsumeMessageDirectlyResult:
+    order: bool = False
+    auto_commit: bool = True
+    consume_result: CMResult | None = None
+    remark: str | None = None
+    spent_time_mills: int = 0
+
+    def encode(self) -> bytes:
+        value: dict = {"autoCommit": self.auto_commit}
+        if self.consume_result is not None:
+            value["consumeResult"] = self.consume_result.value
+        value["order"] = self.order
+        if self.remark is not None:
+            value["remark"] = self.remark
+        value["spentTimeMills"] = self.spent_time_mills
+        return codec.json_dumps(value).encode()
+
+
+@dataclass
+class ProcessQueueInfo:
+    commit_offset: int = 0
+    cached_msg_min_offset: int = 0
+    cached_msg_max_offset: int = 0
+    cached_msg_count: int = 0
+    cached_msg_size_in_mib: int = 0
+    transaction_msg_min_offset: int = 0
+    transaction_msg_max_offset: int = 0
+    transaction_msg_count: int = 0
+    locked: bool = False
+    try_unlock_times: int = 0
+    last_lock_timestamp: int = 0
+    droped: bool = False
+    last_pull_timestamp: int = 0
+    last_consume_timestamp: int = 0
+
+    def to_json(self) -> dict:
+        return {
+            "cachedMsgCount": self.cached_msg_count,
+            "cachedMsgMaxOffset": self.cached_msg_max_offset,
+            "cachedMsgMinOffset": self.cached_msg_min_offset,
+            "cachedMsgSizeInMiB": self.cached_msg_size_in_mib,
+            "commitOffset": self.commit_offset,
+            "droped": self.droped,
+            "lastConsumeTimestamp": self.last_consume_timestamp,
+            "lastLockTimestamp": self.last_lock_timestamp,
+            "lastPullTimestamp": self.last_pull_timestamp,
+            "locked": self.locked,
+            "transactionMsgCount": self.transaction_msg_count,
+            "transactionMsgMaxOffset": self.transaction_msg_max_offset,
+            "transactionMsgMinOffset": self.transaction_msg_min_offset,
+            "tryUnlockTimes": self.try_unlock_times,
+        }
+
+
+@dataclass
+class ConsumeStatus:
+    pull_rt: float = 0.0
+    pull_tps: float = 0.0
+    consume_rt: float = 0.0
+    consume_ok_tps: float = 0.0
+    consume_failed_tps: float = 0.0
+    consume_failed_msgs: int = 0
+
+    def to_json(self) -> dict:
+        return {
+            "consumeFailedMsgs": self.consume_failed_msgs,
+            "consumeFailedTPS": self.consume_failed_tps,
+            "consumeOKTPS": self.consume_ok_tps,
+            "consumeRT": self.consume_rt,
+            "pullRT": self.pull_rt,
+            "pullTPS": self.pull_tps,
+        }
+
+
+#: Property names of ConsumerRunningInfo.
+PROP_NAMESERVER_ADDR = "PROP_NAMESERVER_ADDR"
+PROP_THREADPOOL_CORE_SIZE = "PROP_THREADPOOL_CORE_SIZE"
+PROP_CONSUME_ORDERLY = "PROP_CONSUMEORDERLY"
+PROP_CONSUME_TYPE = "PROP_CONSUME_TYPE"
+PROP_CLIENT_VERSION = "PROP_CLIENT_VERSION"
+PROP_CONSUMER_START_TIMESTAMP = "PROP_CONSUMER_START_TIMESTAMP"
+
+
+@dataclass
+class ConsumerRunningInfo:
+    properties: dict[str, str] = field(default_factory=dict)
+    subscription_set: list[SubscriptionData] = field(default_factory=list)
+    mq_table: dict[MessageQueue, ProcessQueueInfo] = field(default_factory=dict)
+    status_table: dict[str, ConsumeStatus] = field(default_factory=dict)
+    jstack: str | None = None
+
+    def encode(self) -> bytes:
+        subscriptions = sorted(self.subscription_set, key=lambda s: f"{s.topic}@{s.sub_string}")
+        value: dict = {}
+        if self.jstack is not None:
+            value["jstack"] = self.jstack
+        value["mqTable"] = {queue_key(queue): info.to_json() for queue, info in sorted(self.mq_table.items())}
+        value["properties"] = {str(k): str(v) for k, v in sorted(self.properties.items())}
+        value["statusTable"] = {topic: status.to_json() for topic, status in sorted(self.status_table.items())}
+        value["subscriptionSet"] = [sub.to_json() for sub in subscriptions]
+        return codec.json_dumps(value).encode()

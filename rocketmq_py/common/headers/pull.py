@@ -1,0 +1,53 @@
+"""Headers of PULL_MESSAGE (11): Java's PullMessageRequestHeader and PullMessageResponseHeader, and PullSysFlag."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rocketmq_py.common.headers.base import CommandHeader, wire
+
+FLAG_COMMIT_OFFSET = 0x1
+FLAG_SUSPEND = 0x2
+FLAG_SUBSCRIPTION = 0x4
+FLAG_CLASS_FILTER = 0x8
+FLAG_LITE_PULL_MESSAGE = 0x10
+
+
+def build_pull_sys_flag(commit_offset: bool, suspend: bool, subscription: bool, class_filter: bool = False,
+                        lite_pull: bool = False) -> int:
+    """Java's PullSysFlag.buildSysFlag."""
+    flag = 0
+    if commit_offset:
+        flag |= FLAG_COMMIT_OFFSET
+    if suspend:
+        flag |= FLAG_SUSPEND
+    if subscription:
+        flag |= FLAG_SUBSCRIPTION
+    if class_filter:
+        flag |= FLAG_CLASS_FILTER
+    if lite_pull:
+        flag |= FLAG_LITE_PULL_MESSAGE
+    return flag
+
+
+@dataclass
+class PullMessageRequestHeader(CommandHeader):
+    consumer_group: str = wire("consumerGroup", required=True)
+    topic: str = wire("topic", required=True)
+    queue_id: int = wire("queueId", required=True)
+    queue_offset: int = wire("queueOffset", required=True)
+    max_msg_nums: int = wire("maxMsgNums", required=True)
+    sys_flag: int = wire("sysFlag", required=True)
+    commit_offset: int = wire("commitOffset", required=True)
+    suspend_timeout_millis: int = wire("suspendTimeoutMillis", required=True)
+    sub_version: int = wire("subVersion", required=True)
+    subscription: str | None = wire("subscription")
+    expression_type: str | None = wire("expressionType")
+    broker_name: str | None = wire("bname")
+
+
+@dataclass
+class PullMessageResponseHeader(CommandHeader):
+    suggest_which_broker_id: int = wire("suggestWhichBrokerId", 0)
+    next_begin_offset: int = wire("nextBeginOffset", 0)
+    min_offset: int = wire("minOffset", 0)
+    max_offset: int = wire("maxOffset", 0)
