@@ -5,9 +5,11 @@ A ``Span`` is a pointer and a length taken from an object's buffer; every
 read or write of a field goes through ``span_at``, which hands out a pointer
 only when the whole field lies inside the span. The module is compiled with
 boundscheck and wraparound off, so these checks are the only protection.
-``load_*`` / ``store_*`` are the one place that knows the byte order.
+The byte-order helpers come from ``_bytes.pxd``, shared with ``_codec``.
 """
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+
+from rocketmq_py._bytes cimport load_u32, load_i16, load_i32, load_i64, store_i16, store_i32, store_i64
 
 
 ctypedef struct Span:
@@ -20,42 +22,6 @@ cdef inline uint8_t* span_at(const Span* span, Py_ssize_t position, Py_ssize_t c
     if position < 0 or count < 0 or position > span.length or span.length - position < count:
         return NULL
     return span.data + position
-
-
-cdef inline uint32_t load_u32(const uint8_t* p) noexcept nogil:
-    return ((<uint32_t>p[0] << 24) | (<uint32_t>p[1] << 16)
-            | (<uint32_t>p[2] << 8) | <uint32_t>p[3])
-
-
-cdef inline int16_t load_i16(const uint8_t* p) noexcept nogil:
-    return <int16_t>((<uint16_t>p[0] << 8) | p[1])
-
-
-cdef inline int32_t load_i32(const uint8_t* p) noexcept nogil:
-    return <int32_t>load_u32(p)
-
-
-cdef inline int64_t load_i64(const uint8_t* p) noexcept nogil:
-    return <int64_t>((<uint64_t>load_u32(p) << 32) | load_u32(p + 4))
-
-
-cdef inline void store_i16(uint8_t* p, int16_t v) noexcept nogil:
-    p[0] = <uint8_t>(<uint16_t>v >> 8)
-    p[1] = <uint8_t>v
-
-
-cdef inline void store_i32(uint8_t* p, int32_t v) noexcept nogil:
-    cdef uint32_t u = <uint32_t>v
-    p[0] = <uint8_t>(u >> 24)
-    p[1] = <uint8_t>(u >> 16)
-    p[2] = <uint8_t>(u >> 8)
-    p[3] = <uint8_t>u
-
-
-cdef inline void store_i64(uint8_t* p, int64_t v) noexcept nogil:
-    cdef uint64_t u = <uint64_t>v
-    store_i32(p, <int32_t>(u >> 32))
-    store_i32(p + 4, <int32_t>u)
 
 
 cdef class RecordInfo:
