@@ -1,0 +1,88 @@
+"""Issue 3, point 7: ACL. Against a Java broker with aclEnable=true, the right credentials send, and a
+wrong secret key, an unknown access key or a denied topic give the typed no-permission error."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from harness import wire
+from harness.processes import JavaBroker
+
+from rocketmq_py.client.producer import Producer, SendStatus
+from rocketmq_py.common.message import Message
+from rocketmq_py.errors import NoPermissionError, SendFailedError
+
+PLAIN_ACL = """\
+globalWhiteRemoteAddresses: []
+accounts:
+  - accessKey: py-admin
+    secretKey: py-admin-secret-1
+    whiteRemoteAddress:
+    admin: true
+  - accessKey: py-denied
+    secretKey: py-denied-secret-1
+    whiteRemoteAddress:
+    admin: false
+    defaultTopicPerm: DENY
+    defaultGroupPerm: PUB|SUB
+"""
+
+
+class AclBroker(JavaBroker):
+    """The harness broker, ready once registered and listening: its runtime-info probe is unsigned, and
+    an ACL broker refuses unsigned requests."""
+
+    def _ready(self) -> bool:
+        if not self._booted():
+            return False
+        body = wire.cluster_info(self.namesrv_addr, timeout=2.0)
+        return (f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
+                and wire.port_open("127.0.0.1", self.port))
+
+
+@pytest.fixture(scope="module")
+def acl_cluster(java_build, tmp_path_factory):
+    from harness.processes import JavaNameServer
+
+    namesrv = JavaNameServer(build=java_build, workdir=tmp_path_factory.mktemp("acl-namesrv"))
+    namesrv.start()
+    workdir = tmp_path_factory.mktemp("acl-broker")
+    (workdir / "conf").mkdir(parents=True, exist_ok=True)
+    (workdir / "conf" / "plain_acl.yml").write_text(PLAIN_ACL)
+    broker = AclBroker(namesrv, build=java_build, workdir=workdir, broker_name="broker-acl",
+                        cluster="AclCluster", extra_config={"aclEnable": True})
+    try:
+        broker.start()
+        yield namesrv, broker
+    finally:
+        broker.stop()
+        namesrv.stop()
+
+
+def _send(namesrv, access_key, secret_key, topic):
+    with Producer(f"acl_pg_{uuid.uuid4().hex[:6]}", namesrv_addr=namesrv.addr, access_key=access_key,
+                  secret_key=secret_key, retry_times_when_send_failed=0) as producer:
+        return producer.send(Message(topic, b"signed body", tags="Acl", keys="k", properties={"p": "1"}))
+
+
+def test_right_credentials_send(acl_cluster):
+    namesrv, _ = acl_cluster
+    result = _send(namesrv, "py-admin", "py-admin-secret-1", f"Acl_{uuid.uuid4().hex[:8]}")
+    assert result.send_status is SendStatus.SEND_OK
+
+
+@pytest.mark.parametrize("access_key,secret_key,remark", [
+    ("py-admin", "wrong-secret-99", "Check signature failed"),
+    ("nobody-here", "py-admin-secret-1", "No acl config for"),
+    ("py-denied", "py-denied-secret-1", "No default permission"),
+], ids=["wrong-secret", "unknown-access-key", "denied-topic"])
+def test_wrong_credentials_give_no_permission(acl_cluster, access_key, secret_key, remark):
+    namesrv, _ = acl_cluster
+    with pytest.raises((NoPermissionError, SendFailedError)) as failure:
+        _send(namesrv, access_key, secret_key, f"Acl_{uuid.uuid4().hex[:8]}")
+    error = failure.value
+    if isinstance(error, SendFailedError):
+        error = error.__cause__
+    assert isinstance(error, NoPermissionError), repr(error)
+    assert remark in str(error)
+    assert "access_key" in str(error)
