@@ -1,4 +1,5 @@
-"""Consumers: :class:`AsyncLitePullConsumer` (asyncio) and :class:`LitePullConsumer` (blocking)."""
+"""Consumers: :class:`AsyncPushConsumer` and :class:`AsyncLitePullConsumer` (asyncio), :class:`PushConsumer` and
+:class:`LitePullConsumer` (blocking)."""
 from rocketmq_py.client.consumer.allocate import (
     AllocateMachineRoomNearby,
     AllocateMessageQueueAveragely,
@@ -8,9 +9,18 @@ from rocketmq_py.client.consumer.allocate import (
     AllocateMessageQueueConsistentHash,
     AllocateMessageQueueStrategy,
 )
-from rocketmq_py.client.consumer.blocking import LitePullConsumer
-from rocketmq_py.client.consumer.config import LitePullConsumerConfig
+from rocketmq_py.client.consumer.blocking import LitePullConsumer, PushConsumer
+from rocketmq_py.client.consumer.config import LitePullConsumerConfig, PushConsumerConfig
 from rocketmq_py.client.consumer.lite_pull import AsyncLitePullConsumer
+from rocketmq_py.client.consumer.listener import (
+    ConsumeConcurrentlyContext,
+    ConsumeConcurrentlyStatus,
+    ConsumeOrderlyContext,
+    ConsumeOrderlyStatus,
+    MessageListenerConcurrently,
+    MessageListenerOrderly,
+)
+from rocketmq_py.client.consumer.push import AsyncPushConsumer
 from rocketmq_py.common.filter import ExpressionType, MessageSelector
 from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, MessageModel
 
@@ -23,10 +33,19 @@ __all__ = [
     "AllocateMessageQueueConsistentHash",
     "AllocateMessageQueueStrategy",
     "AsyncLitePullConsumer",
+    "AsyncPushConsumer",
+    "ConsumeConcurrentlyContext",
+    "ConsumeConcurrentlyStatus",
     "ConsumeFromWhere",
+    "ConsumeOrderlyContext",
+    "ConsumeOrderlyStatus",
     "ExpressionType",
     "LitePullConsumer",
     "LitePullConsumerConfig",
+    "MessageListenerConcurrently",
+    "MessageListenerOrderly",
     "MessageModel",
     "MessageSelector",
+    "PushConsumer",
+    "PushConsumerConfig",
 ]

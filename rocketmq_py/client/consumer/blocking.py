@@ -4,12 +4,68 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from rocketmq_py.client.consumer.config import LitePullConsumerConfig
+from rocketmq_py.client.consumer.config import LitePullConsumerConfig, PushConsumerConfig
 from rocketmq_py.client.consumer.lite_pull import AsyncLitePullConsumer
+from rocketmq_py.client.consumer.listener import ListenerLike
+from rocketmq_py.client.consumer.push import AsyncPushConsumer
 from rocketmq_py.client.producer.blocking import BlockingFacade
 from rocketmq_py.common.filter import MessageSelector
 from rocketmq_py.common.message import MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
+
+
+class PushConsumer(BlockingFacade):
+    """A blocking push consumer: plain-function listeners run on ``consume_thread_min`` threads; the same
+    arguments and methods as :class:`AsyncPushConsumer`."""
+
+    def __init__(self, consumer_group: str | None = None, *, config: PushConsumerConfig | None = None,
+                 **options: Any) -> None:
+        super().__init__()
+        self._core = self._run(_make(AsyncPushConsumer, consumer_group, config, options))
+
+    @property
+    def core(self) -> AsyncPushConsumer:
+        """The asyncio consumer underneath (it lives on the background loop)."""
+        return self._core
+
+    @property
+    def config(self) -> PushConsumerConfig:
+        return self._core.config
+
+    def subscribe(self, topic: str, selector: MessageSelector | str | None = "*") -> None:
+        self._run(_call(self._core.subscribe, topic, selector))
+
+    def unsubscribe(self, topic: str) -> None:
+        self._run(_call(self._core.unsubscribe, topic))
+
+    def register_message_listener(self, listener: ListenerLike, *, orderly: bool | None = None) -> None:
+        self._run(_call(self._core.register_message_listener, listener, orderly))
+
+    def listener_for(self, orderly: bool = False) -> Any:
+        """Decorator form of :meth:`register_message_listener`: ``@consumer.listener_for()``."""
+        def register(function: Any) -> Any:
+            self.register_message_listener(function, orderly=orderly)
+            return function
+        return register
+
+    def start(self) -> None:
+        self._run(self._core.start())
+
+    def shutdown(self) -> None:
+        self._run(self._core.shutdown())
+
+    def __enter__(self) -> "PushConsumer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
+
+    def suspend(self) -> None:
+        self._run(_call(self._core.suspend))
+
+    def resume(self) -> None:
+        self._run(_call(self._core.resume))
 
 
 class LitePullConsumer(BlockingFacade):

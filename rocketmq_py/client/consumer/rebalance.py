@@ -89,11 +89,14 @@ class RebalanceImpl(abc.ABC):
         divided = await self.allocated_queues(topic)
         if divided is None:
             return
-        changed = await self.update_process_queue_table(topic, divided, is_order)
+        changed, started = await self.update_process_queue_table(topic, divided, is_order)
         if changed:
             _log.info("rebalance of %s changed %s: %d queue(s) now %s", self.group, topic, len(divided),
                       sorted(divided))
+            # Before the first pulls: the broker must know the new subscription version first.
             await self.message_queue_changed(topic, set(self.topic_subscribe_info.get(topic, ())), divided)
+        if started:
+            self.dispatch_pull_requests(started)
 
     async def find_consumer_ids(self, topic: str) -> list[str] | None:
         addr = any_broker_of_topic(self.instance, topic)
@@ -108,8 +111,10 @@ class RebalanceImpl(abc.ABC):
             _log.warning("getting the consumer ids of %s from %s failed: %s", self.group, addr, error)
             return None
 
-    async def update_process_queue_table(self, topic: str, mq_set: set[MessageQueue], is_order: bool) -> bool:
-        """Apply ``mq_set`` to the queues of ``topic``; True when something changed."""
+    async def update_process_queue_table(self, topic: str, mq_set: set[MessageQueue], is_order: bool
+                                         ) -> tuple[bool, list[tuple[MessageQueue, ProcessQueue, int]]]:
+        """Apply ``mq_set`` to the queues of ``topic``: whether something changed, and the new queues with the
+        offsets to pull them from (for :meth:`dispatch_pull_requests`)."""
         changed = False
         for queue, pq in list(self.process_queue_table.items()):
             if queue.topic != topic:
@@ -126,7 +131,7 @@ class RebalanceImpl(abc.ABC):
                     self.process_queue_table.pop(queue, None)
                     changed = True
                     _log.warning("%s dropped %s: no pull for a long time", self.group, queue)
-        started = []
+        started: list[tuple[MessageQueue, ProcessQueue, int]] = []
         for queue in sorted(mq_set):
             if queue in self.process_queue_table:
                 continue
@@ -146,9 +151,7 @@ class RebalanceImpl(abc.ABC):
             self.process_queue_table[queue] = pq
             started.append((queue, pq, next_offset))
             changed = True
-        if started:
-            self.dispatch_pull_requests(started)
-        return changed
+        return changed, started
 
     async def _truncate_queues_not_my_topic(self) -> None:
         for queue in list(self.process_queue_table):

@@ -28,6 +28,10 @@ public final class Peer {
         m.put("remoting-call", RemotingCallCommand::run);
         m.put("codec-service", CodecService::run);
         m.put("codec-bench", CodecBench::run);
+        m.put("produce-kinds", ConsumerPeerCommands::produceKinds);
+        m.put("produce-bulk", ConsumerPeerCommands::produceBulk);
+        m.put("consume-bench", ConsumerPeerCommands::consumeBench);
+        m.put("offset-file", ConsumerPeerCommands::offsetFile);
         return m;
     }
 

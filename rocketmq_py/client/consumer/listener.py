@@ -1,0 +1,124 @@
+"""Message listeners, their statuses and contexts (Java's client/consumer/listener/*).
+
+A listener is a function ``(messages, context) -> status`` (plain or ``async``),
+or an object of :class:`MessageListenerConcurrently` /
+:class:`MessageListenerOrderly`. A concurrent listener returns
+``CONSUME_SUCCESS`` or ``RECONSUME_LATER``; an orderly one ``SUCCESS`` or
+``SUSPEND_CURRENT_QUEUE_A_MOMENT``. As in Java, a listener that raises or
+returns anything else counts as a failure (RECONSUME_LATER / SUSPEND) and is
+logged; it never stops the consumer.
+"""
+from __future__ import annotations
+
+import abc
+import enum
+import inspect
+import logging
+import sys
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Sequence, Union
+
+from rocketmq_py.common.message import MessageExt
+from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.errors import InvalidArgumentError
+
+_log = logging.getLogger(__name__)
+
+
+class ConsumeConcurrentlyStatus(enum.Enum):
+    CONSUME_SUCCESS = "CONSUME_SUCCESS"
+    RECONSUME_LATER = "RECONSUME_LATER"
+
+
+class ConsumeOrderlyStatus(enum.Enum):
+    SUCCESS = "SUCCESS"
+    #: Deprecated in Java; only with ``context.auto_commit = False``.
+    ROLLBACK = "ROLLBACK"
+    #: Deprecated in Java; only with ``context.auto_commit = False``.
+    COMMIT = "COMMIT"
+    SUSPEND_CURRENT_QUEUE_A_MOMENT = "SUSPEND_CURRENT_QUEUE_A_MOMENT"
+
+
+@dataclass
+class ConsumeConcurrentlyContext:
+    message_queue: MessageQueue
+    #: 0: the broker picks the retry delay (3 + reconsume times); -1: straight to the dead-letter queue.
+    delay_level_when_next_consume: int = 0
+    #: With CONSUME_SUCCESS, messages after this index are retried (Java's ackIndex).
+    ack_index: int = sys.maxsize
+
+
+@dataclass
+class ConsumeOrderlyContext:
+    message_queue: MessageQueue
+    auto_commit: bool = True
+    #: -1: the consumer's ``suspend_current_queue_time_millis``.
+    suspend_current_queue_time_millis: int = -1
+
+
+class MessageListenerConcurrently(abc.ABC):
+    """Messages of a queue may be consumed in parallel and out of order."""
+
+    @abc.abstractmethod
+    def consume_message(self, messages: Sequence[MessageExt], context: ConsumeConcurrentlyContext) -> Any:
+        """Return a ConsumeConcurrentlyStatus (``async def`` is allowed too)."""
+
+
+class MessageListenerOrderly(abc.ABC):
+    """Messages of a queue are consumed one batch at a time, in queue order."""
+
+    @abc.abstractmethod
+    def consume_message(self, messages: Sequence[MessageExt], context: ConsumeOrderlyContext) -> Any:
+        """Return a ConsumeOrderlyStatus (``async def`` is allowed too)."""
+
+
+ListenerFunction = Callable[[Sequence[MessageExt], Any], Union[Any, Awaitable[Any]]]
+ListenerLike = Union[MessageListenerConcurrently, MessageListenerOrderly, ListenerFunction]
+
+
+@dataclass(frozen=True)
+class Listener:
+    """A registered listener: the function to call, whether it is a coroutine function, whether it is orderly."""
+
+    function: ListenerFunction
+    is_async: bool
+    orderly: bool
+
+    @classmethod
+    def of(cls, listener: ListenerLike, orderly: bool | None = None) -> "Listener":
+        if isinstance(listener, MessageListenerOrderly):
+            kind, function = True, listener.consume_message
+        elif isinstance(listener, MessageListenerConcurrently):
+            kind, function = False, listener.consume_message
+        elif callable(listener):
+            kind, function = bool(orderly), listener
+        else:
+            raise InvalidArgumentError(
+                "a message listener must be a function (messages, context) -> status, or a "
+                f"MessageListenerConcurrently / MessageListenerOrderly object, not {type(listener).__name__}"
+            )
+        if orderly is not None and orderly != kind:
+            raise InvalidArgumentError(f"orderly={orderly} contradicts the listener type {type(listener).__name__}")
+        is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+            getattr(function, "__call__", None))
+        return cls(function, is_async, kind)
+
+
+def concurrently_status(value: Any, has_error: bool, where: str) -> ConsumeConcurrentlyStatus:
+    """The status a concurrent listener's result counts as."""
+    if isinstance(value, ConsumeConcurrentlyStatus):
+        return value
+    if not has_error:
+        _log.warning("the listener of %s returned %r instead of a ConsumeConcurrentlyStatus; the messages are "
+                     "consumed again later (return CONSUME_SUCCESS when done)", where, value)
+    return ConsumeConcurrentlyStatus.RECONSUME_LATER
+
+
+def orderly_status(value: Any, has_error: bool, where: str) -> ConsumeOrderlyStatus:
+    """The status an orderly listener's result counts as."""
+    if isinstance(value, ConsumeOrderlyStatus):
+        return value
+    if not has_error:
+        _log.warning("the orderly listener of %s returned %r instead of a ConsumeOrderlyStatus; the queue is "
+                     "suspended for a moment (return SUCCESS when done)", where, value)
+    return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
