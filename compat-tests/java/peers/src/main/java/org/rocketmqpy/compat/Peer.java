@@ -25,6 +25,7 @@ public final class Peer {
         m.put("consume-orderly", ConsumeOrderlyCommand::run);
         m.put("request", RequestReplyCommands::request);
         m.put("reply", RequestReplyCommands::reply);
+        m.put("producer-bench", ProduceBenchCommand::run);
         m.put("remoting-call", RemotingCallCommand::run);
         m.put("codec-service", CodecService::run);
         m.put("codec-bench", CodecBench::run);
