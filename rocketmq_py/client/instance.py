@@ -21,7 +21,7 @@ from rocketmq_py import codec
 from rocketmq_py.client.api import MQClientAPI
 from rocketmq_py.client.config import DEFAULT_INSTANCE_NAME, ClientConfig
 from rocketmq_py.client.net import local_address
-from rocketmq_py.client.producer.request import ReplyFutures
+from rocketmq_py.client.reply import ReplyFutures
 from rocketmq_py.common.acl import SessionCredentials
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.headers.transaction import CheckTransactionStateRequestHeader

@@ -22,7 +22,7 @@ from rocketmq_py.client.net import ip_bytes, local_address
 from rocketmq_py.client.producer.batch import BatchMessage
 from rocketmq_py.client.producer.fault import FaultStrategy
 from rocketmq_py.client.producer.publish_info import TopicPublishInfo, publish_info_from_route
-from rocketmq_py.client.producer.request import new_correlation_id
+from rocketmq_py.client.reply import new_correlation_id
 from rocketmq_py.client.producer.result import SendResult, SendStatus
 from rocketmq_py.client.producer.selector import SelectorLike, as_selector_function
 from rocketmq_py.common import sysflag, validators
