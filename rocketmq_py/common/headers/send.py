@@ -28,6 +28,26 @@ class SendMessageRequestHeaderV2(CommandHeader):
 
 
 @dataclass
+class SendMessageRequestHeader(CommandHeader):
+    """SEND_MESSAGE (10) and SEND_REPLY_MESSAGE (324): the same fields as V2 under their long names."""
+
+    producer_group: str = wire("producerGroup", required=True)
+    topic: str = wire("topic", required=True)
+    default_topic: str = wire("defaultTopic", required=True)
+    default_topic_queue_nums: int = wire("defaultTopicQueueNums", required=True)
+    queue_id: int = wire("queueId", required=True)
+    sys_flag: int = wire("sysFlag", required=True)
+    born_timestamp: int = wire("bornTimestamp", required=True)
+    flag: int = wire("flag", required=True)
+    properties: str | None = wire("properties")
+    reconsume_times: int | None = wire("reconsumeTimes")
+    unit_mode: bool = wire("unitMode", False)
+    max_reconsume_times: int | None = wire("maxReconsumeTimes")
+    batch: bool = wire("batch", False)
+    broker_name: str | None = wire("bname")
+
+
+@dataclass
 class SendMessageResponseHeader(CommandHeader):
     msg_id: str = wire("msgId", required=True)
     queue_id: int = wire("queueId", required=True)

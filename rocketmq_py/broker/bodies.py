@@ -1,0 +1,88 @@
+"""JSON bodies of the broker's admin answers (Java's common/protocol/body TopicStatsTable, ConsumeStats,
+ConsumerConnection, ProducerConnection, Connection, GroupList, QueryConsumeTimeSpanBody, ResetOffsetBody).
+
+fastjson writes bean properties in alphabetical order, and maps keyed by a
+MessageQueue with the queue object itself as the key; both are kept here.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Mapping
+
+from rocketmq_py import codec
+from rocketmq_py.codec import JsonObjectKey
+from rocketmq_py.common.message_queue import MessageQueue
+
+if TYPE_CHECKING:
+    from rocketmq_py.broker.clients import ClientChannelInfo, ConsumerGroupInfo
+
+
+def _encode(value: object) -> bytes:
+    return codec.json_dumps(value).encode()
+
+
+def queue_key(queue: MessageQueue) -> JsonObjectKey:
+    return JsonObjectKey(queue.to_json())
+
+
+def language_name(code: int) -> str:
+    names = codec.LANGUAGE_NAMES
+    return names[code] if 0 <= code < len(names) else "OTHER"
+
+
+def connection(info: ClientChannelInfo) -> dict:
+    return {"clientAddr": info.client_addr, "clientId": info.client_id, "language": language_name(info.language),
+            "version": info.version}
+
+
+def topic_stats_table(offsets: Mapping[MessageQueue, tuple[int, int, int]]) -> bytes:
+    """``offsets``: queue -> (min offset, max offset, last update timestamp)."""
+    table = {queue_key(queue): {"lastUpdateTimestamp": last, "maxOffset": max_offset, "minOffset": min_offset}
+             for queue, (min_offset, max_offset, last) in sorted(offsets.items())}
+    return _encode({"offsetTable": table})
+
+
+def consume_stats(offsets: Mapping[MessageQueue, tuple[int, int, int]], consume_tps: float) -> bytes:
+    """``offsets``: queue -> (broker offset, consumer offset, last timestamp)."""
+    table = {queue_key(queue): {"brokerOffset": broker_offset, "consumerOffset": consumer_offset,
+                                "lastTimestamp": last}
+             for queue, (broker_offset, consumer_offset, last) in sorted(offsets.items())}
+    return _encode({"consumeTps": float(consume_tps), "offsetTable": table})
+
+
+def consumer_connection(group: ConsumerGroupInfo) -> bytes:
+    connections = [connection(info) for info in group.channel_info_table.values()]
+    return _encode({
+        "connectionSet": connections,
+        "consumeFromWhere": group.consume_from_where.value,
+        "consumeType": group.consume_type.value,
+        "messageModel": group.message_model.value,
+        "subscriptionTable": {topic: sub.to_json() for topic, sub in sorted(group.subscription_table.items())},
+    })
+
+
+def producer_connection(infos: Iterable[ClientChannelInfo]) -> bytes:
+    return _encode({"connectionSet": [connection(info) for info in infos]})
+
+
+def producer_table(groups: Mapping[str, Iterable[ClientChannelInfo]]) -> bytes:
+    data = {group: [{"clientId": info.client_id, "language": language_name(info.language),
+                     "lastUpdateTimestamp": info.last_update_timestamp, "remoteIP": info.client_addr,
+                     "version": info.version} for info in infos]
+            for group, infos in sorted(groups.items())}
+    return _encode({"data": data})
+
+
+def group_list(groups: Iterable[str]) -> bytes:
+    return _encode({"groupList": sorted(groups)})
+
+
+def topic_list(topic_names: Iterable[str]) -> bytes:
+    return _encode({"topicList": sorted(topic_names)})
+
+
+def consume_time_span(spans: list[dict]) -> bytes:
+    return _encode({"consumeTimeSpanSet": spans})
+
+
+def reset_offset_body(offsets: Mapping[MessageQueue, int]) -> bytes:
+    return _encode({"offsetTable": {queue_key(queue): offset for queue, offset in sorted(offsets.items())}})

@@ -1,0 +1,1 @@
+"""The broker's request processors, one module per family of request codes."""

@@ -1,0 +1,74 @@
+"""Headers of the broker admin RPCs that mqadmin and the admin client send (Java's CreateTopicRequestHeader,
+DeleteTopicRequestHeader, GetTopicStatsInfoRequestHeader, GetConsumeStatsRequestHeader,
+GetConsumerConnectionListRequestHeader, GetProducerConnectionListRequestHeader,
+DeleteSubscriptionGroupRequestHeader, QueryTopicConsumeByWhoRequestHeader, QueryConsumeTimeSpanRequestHeader,
+CloneGroupOffsetRequestHeader and GetBrokerConfigResponseHeader)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rocketmq_py.common.headers.base import CommandHeader, wire
+
+
+@dataclass
+class CreateTopicRequestHeader(CommandHeader):
+    """UPDATE_AND_CREATE_TOPIC (17); ``topic_filter_type`` is ``SINGLE_TAG`` or ``MULTI_TAG``."""
+
+    topic: str = wire("topic", required=True)
+    default_topic: str = wire("defaultTopic", required=True)
+    read_queue_nums: int = wire("readQueueNums", required=True)
+    write_queue_nums: int = wire("writeQueueNums", required=True)
+    perm: int = wire("perm", required=True)
+    topic_filter_type: str = wire("topicFilterType", required=True)
+    topic_sys_flag: int | None = wire("topicSysFlag")
+    order: bool = wire("order", False, required=True)
+
+
+@dataclass
+class TopicRequestHeader(CommandHeader):
+    """DELETE_TOPIC_IN_BROKER (215), GET_TOPIC_STATS_INFO (202) and QUERY_TOPIC_CONSUME_BY_WHO (300)."""
+
+    topic: str = wire("topic", required=True)
+
+
+@dataclass
+class GetConsumeStatsRequestHeader(CommandHeader):
+    consumer_group: str = wire("consumerGroup", required=True)
+    topic: str | None = wire("topic")
+
+
+@dataclass
+class GetConsumerConnectionListRequestHeader(CommandHeader):
+    consumer_group: str = wire("consumerGroup", required=True)
+
+
+@dataclass
+class GetProducerConnectionListRequestHeader(CommandHeader):
+    producer_group: str = wire("producerGroup", required=True)
+
+
+@dataclass
+class DeleteSubscriptionGroupRequestHeader(CommandHeader):
+    group_name: str = wire("groupName", required=True)
+    remove_offset: bool = wire("removeOffset", False)
+
+
+@dataclass
+class QueryConsumeTimeSpanRequestHeader(CommandHeader):
+    topic: str = wire("topic", required=True)
+    group: str = wire("group", required=True)
+
+
+@dataclass
+class CloneGroupOffsetRequestHeader(CommandHeader):
+    src_group: str = wire("srcGroup", required=True)
+    dest_group: str = wire("destGroup", required=True)
+    topic: str | None = wire("topic")
+    offline: bool = wire("offline", False)
+
+
+@dataclass
+class GetBrokerConfigResponseHeader(CommandHeader):
+    """GET_BROKER_CONFIG (26): ``version`` is the configuration's DataVersion JSON."""
+
+    version: str = wire("version", required=True)
