@@ -1,6 +1,8 @@
 """The ``rocketmq-py`` command (also ``python -m rocketmq_py``).
 
     rocketmq-py namesrv [-c namesrv.properties] [-p PORT]
+    rocketmq-py broker [-c broker.conf] [-n NAMESRV_ADDR] [-p]
+    rocketmq-py quickstart [--messages N] [--keep DIR]
 
 Each subcommand runs one server in the foreground, logs through
 :mod:`logging` and shuts down cleanly on SIGTERM or SIGINT. Subcommands are
@@ -72,9 +74,73 @@ def _run_namesrv(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- broker -------------------------------------------------------------------------------------
+
+
+def _add_broker(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("broker", help="run a broker (Java's mqbroker)")
+    parser.add_argument("-c", "--config", help="a broker.conf file (Java's keys: brokerName, namesrvAddr, listenPort, "
+                                               "storePathRootDir, flushDiskType, ...)")
+    parser.add_argument("-n", "--namesrv-addr", help="name servers, ';'-separated (overrides namesrvAddr)")
+    parser.add_argument("-p", "--print-config", action="store_true", help="print every config key and exit")
+    parser.set_defaults(run=_run_broker)
+
+
+def _run_broker(args: argparse.Namespace) -> int:
+    from rocketmq_py.broker import BrokerController, load_broker_config
+    from rocketmq_py.common.config_file import config_to_properties, format_properties
+    from rocketmq_py.errors import RocketMQError
+
+    broker_config, store_config = load_broker_config(args.config, namesrv_addr=args.namesrv_addr)
+    if args.print_config:
+        sys.stdout.write(format_properties(config_to_properties(broker_config, store_config)))
+        return 0
+    controller = BrokerController(broker_config, store_config)
+    try:
+        run_on_new_loop(run_until_stopped(controller.start, controller.shutdown))
+    except RocketMQError as error:
+        _log.error("the broker failed: %s", error)
+        return 1
+    return 0
+
+
+def run_on_new_loop(main: Awaitable[object]) -> None:
+    """Run ``main`` to completion on a fresh event loop (uvloop's when available)."""
+    from rocketmq_py.remoting.loop import new_event_loop
+
+    loop = new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(main)
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+# --- quickstart ----------------------------------------------------------------------------------
+
+
+def _add_quickstart(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("quickstart", help="run a name server and a broker in a temporary directory, "
+                                                      "send and consume messages, print a summary")
+    parser.add_argument("--messages", type=int, default=100, help="how many messages to send (default 100)")
+    parser.add_argument("--keep", metavar="DIR", help="use (and keep) DIR instead of a temporary directory")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.set_defaults(run=_run_quickstart)
+
+
+def _run_quickstart(args: argparse.Namespace) -> int:
+    from rocketmq_py.broker.quickstart import run_quickstart
+
+    return run_quickstart(args.messages, args.keep, args.json)
+
+
 #: name -> function adding the subcommand's parser
 COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "namesrv": _add_namesrv,
+    "broker": _add_broker,
+    "quickstart": _add_quickstart,
 }
 
 
