@@ -1,0 +1,294 @@
+"""Issue 5, point 1: the official Java 4.9.8 producer and push consumer against OUR name server and broker
+(both run as ``python -m rocketmq_py ...`` processes). Every message is accounted for with its body, tags,
+keys and properties; every kind a Java producer sends (compressed, batch, ordered, delayed, transactional)
+arrives; two Java consumers in one group split the queues.
+
+The process wrappers here (PythonNameServer, PythonBroker) are shared by the other test_broker_* modules.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from harness import mqadmin, run_peer, wire
+from harness.processes import free_broker_port, free_port, write_properties
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The harness broker's store sizes (harness/processes.py), so stores move between the two.
+STORE_SIZES = {
+    "mappedFileSizeCommitLog": 64 * 1024 * 1024,
+    "mappedFileSizeConsumeQueue": 30000 * 20,
+    "maxHashSlotNum": 50000,
+    "maxIndexNum": 200000,
+}
+
+
+def _env() -> dict:
+    return dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+class _PythonProcess:
+    name = "process"
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / f"{self.name}.log"
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def _spawn(self, argv: list[str]) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", *argv], stdout=self._log,
+                                     stderr=subprocess.STDOUT, env=_env(), cwd=self.workdir)
+
+    def _wait_until(self, ready, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"our {self.name} exited with {self.proc.returncode}:\n{self.log_text()[-4000:]}")
+            try:
+                if ready():
+                    return
+            except (OSError, RuntimeError, ValueError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"our {self.name} was not ready within {timeout_s} s:\n{self.log_text()[-4000:]}")
+
+    def is_running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout_s: float = 30.0) -> int | None:
+        """SIGTERM and wait: the clean shutdown."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self._log is not None:
+            self._log.close()
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        """kill -9."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+        if self._log is not None:
+            self._log.close()
+
+
+class PythonNameServer(_PythonProcess):
+    name = "namesrv"
+
+    def __init__(self, workdir: Path) -> None:
+        super().__init__(workdir)
+        self.port = free_port()
+
+    @property
+    def addr(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> "PythonNameServer":
+        conf = self.workdir / "namesrv.properties"
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        write_properties(conf, {"listenPort": self.port, "kvConfigPath": self.workdir / "kvConfig.json",
+                                "configStorePath": self.workdir / "namesrv-store.properties"})
+        self._spawn(["namesrv", "-c", str(conf)])
+        self._wait_until(lambda: wire.cluster_info(self.addr, timeout=1.0) is not None)
+        return self
+
+
+class PythonBroker(_PythonProcess):
+    """``python -m rocketmq_py broker -c broker.conf`` registered with ``namesrv``; restartable on its store."""
+
+    name = "broker"
+
+    def __init__(self, namesrv_addr: str, workdir: Path, broker_name: str | None = None,
+                 cluster: str = "DefaultCluster", **extra_config) -> None:
+        super().__init__(workdir)
+        self.namesrv_addr = namesrv_addr
+        self.broker_name = broker_name or f"pybroker-{uuid.uuid4().hex[:6]}"
+        self.cluster = cluster
+        self.port = free_broker_port()
+        self.store_dir = workdir / "store"
+        self.extra_config = extra_config
+
+    @property
+    def addr(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def config(self) -> dict:
+        return {
+            "brokerClusterName": self.cluster, "brokerName": self.broker_name, "brokerId": 0,
+            "namesrvAddr": self.namesrv_addr, "listenPort": self.port, "brokerIP1": "127.0.0.1",
+            "brokerIP2": "127.0.0.1", "storePathRootDir": self.store_dir,
+            "storePathCommitLog": self.store_dir / "commitlog", "autoCreateTopicEnable": True,
+            "autoCreateSubscriptionGroup": True, "enablePropertyFilter": True, **STORE_SIZES, **self.extra_config,
+        }
+
+    def _registered(self) -> bool:
+        body = wire.cluster_info(self.namesrv_addr, timeout=1.0)
+        return (f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
+                and wire.broker_runtime_info_ready(self.addr, timeout=1.0))
+
+    def start(self) -> "PythonBroker":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        conf = self.workdir / "broker.conf"
+        write_properties(conf, self.config())
+        self._spawn(["broker", "-c", str(conf)])
+        self._wait_until(self._registered)
+        return self
+
+    def restart(self, kill: bool = False) -> "PythonBroker":
+        self.kill() if kill else self.stop()
+        return self.start()
+
+
+def name(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def bodies(lines: list[dict]) -> list[bytes]:
+    return [base64.b64decode(line["bodyBase64"]) for line in lines if "bodyBase64" in line]
+
+
+@pytest.fixture(scope="module")
+def py_namesrv(tmp_path_factory):
+    namesrv = PythonNameServer(tmp_path_factory.mktemp("py-ns")).start()
+    yield namesrv
+    assert namesrv.stop() == 0, namesrv.log_text()[-3000:]
+
+
+@pytest.fixture(scope="module")
+def py_broker(py_namesrv, tmp_path_factory):
+    broker = PythonBroker(py_namesrv.addr, tmp_path_factory.mktemp("py-broker"), broker_name="pybroker-a").start()
+    yield broker
+    assert broker.stop() == 0, broker.log_text()[-3000:]
+    assert not (broker.store_dir / "abort").exists()
+
+
+def test_java_producer_and_push_consumer_account_for_every_message(py_namesrv, py_broker):
+    topic, group = name("JavaFlow"), name("JavaFlowGroup")
+    mqadmin("updateTopic", "-b", py_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=py_namesrv.addr)
+    count = 200
+    sent = run_peer("produce", namesrv=py_namesrv.addr, topic=topic, count=count, tags="TagA",
+                    keys="key-{i} second-{i}", body="java-to-python-{i}", prop=["color=blue", "unicode=värde"])
+    assert [s["status"] for s in sent] == ["SEND_OK"] * count
+    assert {s["brokerName"] for s in sent} == {py_broker.broker_name}
+    assert {s["queueId"] for s in sent} == {0, 1, 2, 3}
+    *received, done = run_peer("consume", namesrv=py_namesrv.addr, topic=topic, group=group, count=count,
+                               timeout_ms=60000)
+    assert done["count"] == count and not done["timedOut"]
+    by_id = {m["msgId"]: m for m in received}
+    assert set(by_id) == {s["msgId"] for s in sent} and len(received) == count
+    for index, item in enumerate(sent):
+        message = by_id[item["msgId"]]
+        assert base64.b64decode(message["bodyBase64"]) == f"java-to-python-{index}".encode()
+        assert message["tags"] == "TagA" and message["keys"] == f"key-{index} second-{index}"
+        assert message["properties"]["color"] == "blue" and message["properties"]["unicode"] == "värde"
+        assert message["properties"]["CLUSTER"] == py_broker.cluster
+        assert (message["queueId"], message["queueOffset"]) == (item["queueId"], item["queueOffset"])
+        assert message["offsetMsgId"] == item["offsetMsgId"] and message["storeHost"] == py_broker.addr
+        assert message["reconsumeTimes"] == 0
+
+
+def test_every_kind_of_java_message_arrives(py_namesrv, py_broker):
+    topic, group = name("JavaKinds"), name("JavaKindsGroup")
+    mqadmin("updateTopic", "-b", py_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=py_namesrv.addr)
+    per_kind = 4
+    sent = [line for line in run_peer("produce-kinds", namesrv=py_namesrv.addr, topic=topic, per_kind=per_kind)
+            if "kind" in line]
+    kinds = Counter(line["kind"] for line in sent)
+    assert kinds == {kind: per_kind for kind in ("tags", "keys", "props", "compressed", "batch", "ordered",
+                                                 "delayed", "transaction")}
+    *received, done = run_peer("consume", namesrv=py_namesrv.addr, topic=topic, group=group, count=len(sent),
+                               timeout_ms=60000)
+    assert done["count"] == len(sent) and not done["timedOut"], Counter(m["tags"] for m in received)
+    by_id = {m["msgId"]: m for m in received}
+    for item in sent:
+        message = by_id[item["msgId"]]
+        body = base64.b64decode(message["bodyBase64"])
+        kind, index = item["kind"], item["index"]
+        if kind == "compressed":
+            assert body == bytes(ord("a") + (k * 7 + index) % 26 for k in range(6000 + index))
+        else:
+            assert body == f"{kind}-{index}".encode()
+        if kind == "props":
+            assert message["properties"]["color"] == ("red" if index % 2 == 0 else "blue")
+            assert message["properties"]["unicode"] == f"värde-ü-{index}"
+        if kind == "keys":
+            assert message["keys"] == f"key-{index} other-{index}"
+        if kind == "delayed":
+            assert message["storeTimestamp"] - message["bornTimestamp"] >= 900
+        if kind == "transaction":
+            assert message["sysFlag"] & 0xC == 0x8, "a committed transactional message"
+
+
+def test_two_java_consumers_in_one_group_split_the_queues(py_namesrv, py_broker):
+    topic, group = name("JavaSplit"), name("JavaSplitGroup")
+    mqadmin("updateTopic", "-b", py_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=py_namesrv.addr)
+    outputs: list[list[dict]] = [[], []]
+
+    def consume(slot: int) -> None:
+        outputs[slot] = run_peer("consume", namesrv=py_namesrv.addr, topic=topic, group=group, count=10_000,
+                                 timeout_ms=25000, timeout=90)
+
+    threads = [threading.Thread(target=consume, args=(slot,)) for slot in (0, 1)]
+    for thread in threads:
+        thread.start()
+    _wait_for_consumers(py_broker.addr, group, 2)
+    time.sleep(3)  # both have rebalanced after the ids-changed notices
+    count = 80
+    sent = run_peer("produce", namesrv=py_namesrv.addr, topic=topic, count=count, body="split-{i}")
+    for thread in threads:
+        thread.join()
+    firsts = [[m for m in lines if "bodyBase64" in m] for lines in outputs]
+    assert all(firsts), "each consumer got part of the messages"
+    queues = [{m["queueId"] for m in lines} for lines in firsts]
+    assert not queues[0] & queues[1] and queues[0] | queues[1] == {0, 1, 2, 3}
+    ids = [m["msgId"] for lines in firsts for m in lines]
+    assert sorted(ids) == sorted(s["msgId"] for s in sent), "every message once, over both consumers"
+
+
+def _wait_for_consumers(broker_addr: str, group: str, count: int, timeout_s: float = 40.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            header, body = wire.request(broker_addr, 38, {"consumerGroup": group}, timeout=2.0)
+            if header.get("code") == 0 and body.count(b"@") >= count:
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{count} consumers of {group} did not register within {timeout_s} s")
+
+
+def test_our_broker_answers_on_the_vip_channel(py_broker):
+    with socket.create_connection(("127.0.0.1", py_broker.port - 2), timeout=2):
+        pass
