@@ -47,6 +47,23 @@ class RemotingConnectError(RemotingError):
         super().__init__(text + "; is the server running and the address right?")
 
 
+class TlsHandshakeError(RemotingConnectError):
+    """The TLS handshake with ``addr`` failed: the server does not speak TLS, or a certificate was refused."""
+
+    def __init__(self, addr: str, reason: object = None) -> None:
+        self.addr = addr
+        text = f"TLS handshake with {addr} failed"
+        if reason is not None:
+            text += f": {reason}"
+        RemotingError.__init__(
+            self, text + "; is TLS on at the server (tls.server.mode), and are the certificates trusted?",
+        )
+
+
+class TlsConfigError(RemotingError, ValueError):
+    """The TLS settings cannot be used (a missing or unreadable certificate or key, an unknown mode)."""
+
+
 class RemotingSendRequestError(RemotingError):
     """A request could not be written to ``addr`` (the connection broke)."""
 

@@ -29,10 +29,12 @@ from rocketmq_py.remoting.processor import (
 )
 from rocketmq_py.remoting.protocol import RemotingConnection
 from rocketmq_py.remoting.server import RemotingServer
+from rocketmq_py.remoting.tls import ClientAuth, TlsConfig, TlsMode
 
 __all__ = [
     "BackgroundLoop",
     "BlockingRemotingClient",
+    "ClientAuth",
     "ConnectionListener",
     "DEFAULT_SERIALIZE_TYPE",
     "InvokeCallback",
@@ -51,6 +53,8 @@ __all__ = [
     "RequestProcessor",
     "ResponseFuture",
     "SyncProcessor",
+    "TlsConfig",
+    "TlsMode",
     "create_request",
     "create_response",
     "mark_oneway",

@@ -5,28 +5,37 @@ that closed is replaced by a new one on the next call. Requests that a server
 sends to this client (transaction checks, consumer-ids-changed notices, reply
 pushes) go through the client's own processor table and are answered as a
 server answers.
+
+With ``config.use_tls`` every connection (name servers and brokers alike, as
+Java's ``useTLS``) is made with TLS; the SSL context is built when the client
+is created, so bad TLS settings fail there with ``TlsConfigError``.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from concurrent.futures import Executor
 from functools import partial
 from typing import Iterable
 
-from rocketmq_py.errors import RemotingConnectError, RemotingTimeoutError
+from rocketmq_py.errors import RemotingConnectError, RemotingTimeoutError, TlsHandshakeError
 from rocketmq_py.remoting.command import RemotingCommand
 from rocketmq_py.remoting.config import RemotingClientConfig
 from rocketmq_py.remoting.invoker import InvokeCallback, Invoker
 from rocketmq_py.remoting.listener import ConnectionListener, ListenerGroup
 from rocketmq_py.remoting.processor import ProcessorTable
 from rocketmq_py.remoting.protocol import RemotingConnection
+from rocketmq_py.remoting.tls import TlsConfig
 
 __all__ = ["RemotingClient", "parse_address"]
 
 _log = logging.getLogger(__name__)
 
 _CLOSE_GRACE_S = 1.0
+
+#: Errors of a connection attempt that, with TLS, mean the handshake failed rather than the TCP connect.
+_HANDSHAKE_ERRORS = (ssl.SSLError, ConnectionResetError, ConnectionAbortedError, BrokenPipeError)
 
 
 def parse_address(addr: str) -> tuple[str, int]:
@@ -69,6 +78,17 @@ class RemotingClient:
             self.config.client_async_semaphore_value, self.config.client_oneway_semaphore_value, callback_executor,
         )
         self._closed = False
+        self._ssl_context: ssl.SSLContext | None = None
+        self._handshake_timeout_s: float | None = None
+        if self.config.use_tls:
+            tls = self.config.tls if self.config.tls is not None else TlsConfig.from_env()
+            self._ssl_context = tls.client_context()
+            self._handshake_timeout_s = tls.handshake_timeout_seconds
+
+    @property
+    def use_tls(self) -> bool:
+        """True when connections are made with TLS."""
+        return self._ssl_context is not None
 
     # --- requests ------------------------------------------------------------------
 
@@ -139,19 +159,26 @@ class RemotingClient:
         host, port = parse_address(addr)
         loop = asyncio.get_running_loop()
         timeout_ms = self.config.connect_timeout_millis
-        try:
-            _, connection = await asyncio.wait_for(
-                loop.create_connection(self._new_connection, host, port), timeout_ms / 1000.0,
+        if self._ssl_context is None:
+            opening = loop.create_connection(self._new_connection, host, port)
+        else:
+            opening = loop.create_connection(
+                self._new_connection, host, port,
+                ssl=self._ssl_context, ssl_handshake_timeout=self._handshake_timeout_s,
             )
+        try:
+            _, connection = await asyncio.wait_for(opening, timeout_ms / 1000.0)
         except asyncio.TimeoutError:
             raise RemotingConnectError(addr, f"timed out after {timeout_ms} ms") from None
         except OSError as error:
+            if self._ssl_context is not None and isinstance(error, _HANDSHAKE_ERRORS):
+                raise TlsHandshakeError(addr, error) from error
             raise RemotingConnectError(addr, error) from error
         if self._closed:
             connection.close()
             raise RemotingConnectError(addr, "the client was shut down while connecting")
         self._table.by_address[addr] = connection
-        _log.info("connected to %s (%s)", addr, connection.remote_address)
+        _log.info("connected to %s (%s)%s", addr, connection.remote_address, " with TLS" if connection.tls else "")
         return connection
 
     def _connect_done(self, addr: str, attempt: asyncio.Task[RemotingConnection]) -> None:

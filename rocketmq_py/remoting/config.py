@@ -1,13 +1,16 @@
 """Settings of the remoting client and server (Java's ``NettyClientConfig`` and ``NettyServerConfig``).
 
 Names follow Java's fields in Python spelling; a zero water mark keeps the
-event loop's own write buffer limits.
+event loop's own write buffer limits. TLS settings (Java's system properties,
+see :mod:`rocketmq_py.remoting.tls`) are read from the environment when
+``tls`` is None.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rocketmq_py import codec
+from rocketmq_py.remoting.tls import TlsConfig, tls_enabled_from_env
 
 
 @dataclass
@@ -19,6 +22,10 @@ class RemotingClientConfig:
     write_buffer_high_water_mark: int = 0
     write_buffer_low_water_mark: int = 0
     max_frame_length: int = codec.MAX_FRAME_LENGTH
+    #: Connect with TLS (Java's ``useTLS``); by default ``tls.enable`` (or ``TLS_ENABLE``) from the environment.
+    use_tls: bool = field(default_factory=tls_enabled_from_env)
+    #: Certificates and checks for TLS; None means :meth:`TlsConfig.from_env` when the client is created.
+    tls: TlsConfig | None = None
 
 
 @dataclass
@@ -32,3 +39,6 @@ class RemotingServerConfig:
     max_frame_length: int = codec.MAX_FRAME_LENGTH
     #: How long :meth:`RemotingServer.shutdown` lets running processors finish.
     shutdown_timeout_seconds: float = 5.0
+    #: ``server_mode`` (disabled, permissive, enforcing) and certificates; None means
+    #: :meth:`TlsConfig.from_env` when the server starts (disabled unless ``tls.server.mode`` is set).
+    tls: TlsConfig | None = None

@@ -56,6 +56,8 @@ class RemotingConnection(asyncio.Protocol):
         self.processors = processors
         self.remote_address = ""
         self.local_address = ""
+        #: True when the connection runs over TLS (known once it is established).
+        self.tls = False
         self._listener = listener or ConnectionListener()
         self._loop = asyncio.get_running_loop()
         self._decoder = codec.FrameDecoder(max_frame_length)
@@ -170,6 +172,7 @@ class RemotingConnection(asyncio.Protocol):
         self._transport = transport
         self.remote_address = _address_text(transport.get_extra_info("peername"))
         self.local_address = _address_text(transport.get_extra_info("sockname"))
+        self.tls = transport.get_extra_info("ssl_object") is not None
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
@@ -194,7 +197,10 @@ class RemotingConnection(asyncio.Protocol):
         except Exception as error:
             self._decode_failed = True
             if isinstance(error, CodecError):
-                _log.warning("closing connection from %s: malformed frame: %s", self.remote_address, error)
+                hint = ""
+                if data[:1] == b"\x16" and not self.tls:
+                    hint = " (a TLS handshake? TLS is off on this side: see tls.server.mode)"
+                _log.warning("closing connection from %s: malformed frame: %s%s", self.remote_address, error, hint)
             else:
                 _log.exception("closing connection from %s: the frame decoder failed", self.remote_address)
             self._listener.on_exception(self, error)
@@ -286,4 +292,6 @@ class RemotingConnection(asyncio.Protocol):
 
     def __repr__(self) -> str:
         state = "open" if self.is_open else "closed"
+        if self.tls:
+            state += ", TLS"
         return f"RemotingConnection({self.local_address} -> {self.remote_address}, {state})"

@@ -5,13 +5,23 @@ requests through the shared processor table. The registry keeps the live
 connections so the broker can send requests back to a client (transaction
 checks, consumer-ids-changed notices) and learn, through listeners, when a
 client connects, idles or goes away.
+
+TLS follows ``config.tls.server_mode`` (Java's ``tls.server.mode``):
+``disabled`` serves plain connections only; ``permissive`` and ``enforcing``
+accept on their own sockets and look at the first byte of each connection
+before handing it to asyncio: a TLS handshake (``0x16``) gets TLS, anything
+else is served plain (permissive) or closed (enforcing). A connection that
+fails there, or in its handshake, is closed alone; the server goes on.
 """
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
+import socket
+import ssl
 from concurrent.futures import Executor
-from typing import Iterable
+from typing import Callable, Iterable
 
 from rocketmq_py.errors import RemotingConnectError
 from rocketmq_py.remoting.command import RemotingCommand
@@ -20,6 +30,7 @@ from rocketmq_py.remoting.invoker import InvokeCallback, Invoker
 from rocketmq_py.remoting.listener import ConnectionListener, ListenerGroup
 from rocketmq_py.remoting.processor import ProcessorTable
 from rocketmq_py.remoting.protocol import RemotingConnection
+from rocketmq_py.remoting.tls import TLS_HANDSHAKE_MAGIC, TlsConfig, TlsMode
 
 __all__ = ["RemotingServer"]
 
@@ -27,6 +38,163 @@ _log = logging.getLogger(__name__)
 
 #: How long closing connections may take to flush before they are aborted.
 _CLOSE_GRACE_S = 1.0
+#: How long accepting pauses when the process is out of file descriptors (asyncio's own delay).
+_ACCEPT_RETRY_DELAY_S = 1.0
+_OUT_OF_RESOURCES = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+
+
+def _peer_of(sock: socket.socket) -> str:
+    try:
+        address = sock.getpeername()
+    except OSError:
+        return "?"
+    return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
+
+
+def _set_once(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class _SniffingListener:
+    """Accepts connections itself and decides TLS or plain from each one's first byte (Java's HandshakeHandler).
+
+    The byte is only peeked (``MSG_PEEK``): it stays in the socket, so the TLS
+    handshake or the frame decoder then reads the connection from its start.
+    """
+
+    def __init__(
+        self,
+        protocol_factory: Callable[[], RemotingConnection],
+        mode: TlsMode,
+        context: ssl.SSLContext,
+        handshake_timeout_s: float,
+        first_byte_timeout_s: float | None,
+    ) -> None:
+        self._protocol_factory = protocol_factory
+        self._mode = mode
+        self._context = context
+        self._handshake_timeout_s = handshake_timeout_s
+        self._first_byte_timeout_s = first_byte_timeout_s
+        self.sockets: list[socket.socket] = []
+        self._accepting: list[asyncio.Task[None]] = []
+        self._admitting: set[asyncio.Task[None]] = set()
+
+    async def start(self, host: str, port: int, backlog: int) -> None:
+        loop = asyncio.get_running_loop()
+        infos = await loop.getaddrinfo(
+            host or None, port, family=socket.AF_UNSPEC, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE,
+        )
+        seen: set[object] = set()
+        try:
+            for family, kind, proto, _, address in infos:
+                if address in seen:
+                    continue
+                seen.add(address)
+                sock = socket.socket(family, kind, proto)
+                self.sockets.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                try:
+                    sock.bind(address)
+                except OSError as error:
+                    raise OSError(error.errno, f"cannot bind {address}: {error.strerror}") from None
+                sock.listen(backlog)
+                sock.setblocking(False)
+        except BaseException:
+            self._close_sockets()
+            raise
+        self._accepting = [loop.create_task(self._accept(sock)) for sock in self.sockets]
+
+    async def _accept(self, listening: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                sock, _ = await loop.sock_accept(listening)
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                continue
+            except OSError as error:
+                if listening.fileno() == -1:
+                    return
+                if error.errno in _OUT_OF_RESOURCES:
+                    _log.error("cannot accept connections: %s; trying again in %.0f s", error, _ACCEPT_RETRY_DELAY_S)
+                    await asyncio.sleep(_ACCEPT_RETRY_DELAY_S)
+                    continue
+                _log.exception("accepting a connection failed")
+                continue
+            sock.setblocking(False)
+            task = loop.create_task(self._admit(sock))
+            self._admitting.add(task)
+            task.add_done_callback(self._admitting.discard)
+
+    async def _admit(self, sock: socket.socket) -> None:
+        """Peek at the first byte, then hand the socket to asyncio with or without TLS."""
+        loop = asyncio.get_running_loop()
+        peer = _peer_of(sock)
+        try:
+            first = await asyncio.wait_for(self._peek(sock), self._first_byte_timeout_s)
+        except asyncio.TimeoutError:
+            _log.info("closing the connection from %s: nothing received within %g s", peer, self._first_byte_timeout_s)
+            sock.close()
+            return
+        except OSError as error:
+            _log.debug("the connection from %s failed before its first byte: %s", peer, error)
+            sock.close()
+            return
+        except BaseException:
+            sock.close()
+            raise
+        if not first:
+            sock.close()
+            return
+        if first[0] != TLS_HANDSHAKE_MAGIC:
+            if self._mode is TlsMode.ENFORCING:
+                _log.warning("closing the plain (non-TLS) connection from %s: this server runs in TLS enforcing mode",
+                             peer)
+                sock.close()
+                return
+            opening = loop.connect_accepted_socket(self._protocol_factory, sock)
+        else:
+            opening = loop.connect_accepted_socket(
+                self._protocol_factory, sock, ssl=self._context, ssl_handshake_timeout=self._handshake_timeout_s,
+            )
+        try:
+            await opening
+        except (OSError, asyncio.TimeoutError) as error:
+            _log.info("closing the connection from %s: the TLS handshake failed: %s", peer, str(error) or repr(error))
+            sock.close()  # a no-op when the transport closed it already
+
+    @staticmethod
+    async def _peek(sock: socket.socket) -> bytes:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                return sock.recv(1, socket.MSG_PEEK)
+            except (BlockingIOError, InterruptedError):
+                pass
+            readable: asyncio.Future[None] = loop.create_future()
+            fd = sock.fileno()
+            loop.add_reader(fd, _set_once, readable)
+            try:
+                await readable
+            finally:
+                loop.remove_reader(fd)
+
+    def _close_sockets(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+
+    def close(self) -> None:
+        """Stop accepting and drop the connections still being sniffed or shaking hands."""
+        for task in (*self._accepting, *self._admitting):
+            task.cancel()
+        self._close_sockets()
+
+    async def wait_closed(self) -> None:
+        tasks = [*self._accepting, *self._admitting]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
 
 class _Registry(ConnectionListener):
@@ -63,7 +231,8 @@ class RemotingServer:
         self._invoker = Invoker(
             self.config.server_async_semaphore_value, self.config.server_oneway_semaphore_value, callback_executor,
         )
-        self._server: asyncio.AbstractServer | None = None
+        self._server: asyncio.AbstractServer | _SniffingListener | None = None
+        self._tls_mode = TlsMode.DISABLED
 
     @property
     def port(self) -> int:
@@ -80,18 +249,36 @@ class RemotingServer:
     def is_serving(self) -> bool:
         return self._server is not None
 
+    @property
+    def tls_mode(self) -> TlsMode:
+        """The TLS mode the server runs in (known once :meth:`start` returned)."""
+        return self._tls_mode
+
     async def start(self) -> None:
         """Bind and start accepting connections."""
         if self._server is not None:
             raise RuntimeError(f"the server is already listening on {self.address}")
+        tls = self.config.tls if self.config.tls is not None else TlsConfig.from_env()
+        mode = tls.server_mode
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
-            self._new_connection, self.host, self._requested_port,
-            backlog=self.config.server_socket_backlog, reuse_address=True,
-        )
-        sockets = self._server.sockets or ()
+        if mode is TlsMode.DISABLED:
+            server = await loop.create_server(
+                self._new_connection, self.host, self._requested_port,
+                backlog=self.config.server_socket_backlog, reuse_address=True,
+            )
+            sockets = list(server.sockets or ())
+        else:
+            idle_s = self.config.server_channel_max_idle_time_seconds
+            listener = _SniffingListener(
+                self._new_connection, mode, tls.server_context(), tls.handshake_timeout_seconds,
+                idle_s if idle_s and idle_s > 0 else None,
+            )
+            await listener.start(self.host, self._requested_port, self.config.server_socket_backlog)
+            server, sockets = listener, listener.sockets
+        self._server = server
+        self._tls_mode = mode
         self._bound_port = sockets[0].getsockname()[1] if sockets else self._requested_port
-        _log.info("remoting server listening on %s", self.address)
+        _log.info("remoting server listening on %s (TLS %s)", self.address, mode.value)
 
     def _new_connection(self) -> RemotingConnection:
         config = self.config
