@@ -219,8 +219,10 @@ async def test_refusals_carry_java_codes_and_remarks(env):
     assert queue.code == ResponseCode.SYSTEM_ERROR and queue.remark.startswith("request queueId[7] is illegal")
     big = await env.send("Small", b"x" * (4 * 1024 * 1024 + 1))
     assert big.code == ResponseCode.MESSAGE_ILLEGAL and "msg body length limit 4194304B" in big.remark
-    missing = await env.call(RequestCode.SEND_MESSAGE_V2, {"a": "pg"}, b"x")
-    assert missing.code == ResponseCode.SYSTEM_ERROR and "the custom field <b> is null" in missing.remark
+    no_topic = await env.call(RequestCode.SEND_MESSAGE_V2, {"a": "pg"}, b"x")
+    assert (no_topic.code, no_topic.remark) == (ResponseCode.SYSTEM_ERROR, "The specified topic is blank.")
+    missing = await env.call(RequestCode.SEND_MESSAGE_V2, {"a": "pg", "b": "Small"}, b"x")
+    assert missing.code == ResponseCode.SYSTEM_ERROR and "the custom field <c> is null" in missing.remark
     unknown = await env.call(9999)
     assert (unknown.code, unknown.remark) == (ResponseCode.REQUEST_CODE_NOT_SUPPORTED,
                                               " request type 9999 not supported")

@@ -37,8 +37,9 @@ def fail(request: RemotingCommand, code: int, remark: str | None,
 
 
 def guarded(handler: Handler) -> Handler:
-    """Answer a request whose custom header misses a required field as Java does (SYSTEM_ERROR, with the
-    RemotingCommandException text), instead of the generic error of the processor table."""
+    """Answer a request whose custom header misses a required field with SYSTEM_ERROR and the text of Java's
+    RemotingCommandException. (Java 4.9.8 itself logs that exception, goes on with the field null and
+    answers SYSTEM_ERROR with whatever failed next, mostly a NullPointerException.)"""
 
     @functools.wraps(handler)
     async def guard(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:

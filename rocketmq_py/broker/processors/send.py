@@ -164,11 +164,16 @@ class SendMessageProcessor:
     # --- SEND_MESSAGE / V2 / BATCH -----------------------------------------------------------------
 
     async def send(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        fields = request.ext_fields or {}
         if request.code == RequestCode.SEND_MESSAGE:
+            if fields.get("topic") is None:
+                return self.send_response(request, ResponseCode.SYSTEM_ERROR, validate_topic(None))
             header: SendMessageRequestHeaderV2 | SendMessageRequestHeader = \
-                SendMessageRequestHeader.from_ext_fields(request.ext_fields)
+                SendMessageRequestHeader.from_ext_fields(fields)
         else:
-            header = SendMessageRequestHeaderV2.from_ext_fields(request.ext_fields)
+            if fields.get("b") is None:
+                return self.send_response(request, ResponseCode.SYSTEM_ERROR, validate_topic(None))
+            header = SendMessageRequestHeaderV2.from_ext_fields(fields)
         topic_config, refusal = self.check_send(ctx, request, header)
         if refusal is not None:
             return refusal
