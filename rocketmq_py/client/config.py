@@ -13,6 +13,7 @@ from rocketmq_py import codec
 from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
 from rocketmq_py.errors import InvalidArgumentError
+from rocketmq_py.remoting.tls import TlsConfig, tls_enabled_from_env
 
 DEFAULT_INSTANCE_NAME = "DEFAULT"
 
@@ -45,8 +46,10 @@ class ClientConfig:
     access_key: str | None = None
     secret_key: str | None = None
     security_token: str | None = None
-    #: TLS to brokers and name servers. Not supported yet: ``True`` is refused at start.
-    use_tls: bool = False
+    #: TLS to name servers and brokers (Java's useTLS); by default ``tls.enable`` (or ``TLS_ENABLE``) from the env.
+    use_tls: bool = field(default_factory=tls_enabled_from_env)
+    #: Certificates and checks for TLS; None reads Java's ``tls.*`` settings from the environment.
+    tls_config: TlsConfig | None = None
     vip_channel_enabled: bool = False
     #: ``"JSON"`` or ``"ROCKETMQ"`` for every request; None follows ROCKETMQ_SERIALIZE_TYPE (JSON by default).
     serialize_type: str | None = None
@@ -132,8 +135,3 @@ class ProducerConfig(ClientConfig):
         self.serialize_type_code()
         if (self.access_key is None) != (self.secret_key is None):
             raise InvalidArgumentError("set both access_key and secret_key for ACL, or neither")
-        if self.use_tls:
-            raise InvalidArgumentError(
-                "use_tls=True is not supported yet by rocketmq-py's remoting layer: "
-                "connect without TLS, or terminate TLS in a local proxy"
-            )

@@ -31,6 +31,7 @@ from rocketmq_py.common.route import MASTER_ID, TopicRouteData
 from rocketmq_py.errors import NoNameServerError, RemotingError, RocketMQError, TopicNotExistError
 from rocketmq_py.remoting.client import RemotingClient
 from rocketmq_py.remoting.command import RemotingCommand
+from rocketmq_py.remoting.config import RemotingClientConfig
 from rocketmq_py.remoting.processor import ProcessorTable, RequestContext
 
 _log = logging.getLogger(__name__)
@@ -85,7 +86,10 @@ class MQClientInstance:
         self.config = config
         self.client_id = client_id
         self.processors = ProcessorTable()
-        self.remoting = RemotingClient(self.processors)
+        # TLS, when on, covers every connection: name servers and brokers (as Java's useTLS).
+        self.remoting = RemotingClient(
+            self.processors, config=RemotingClientConfig(use_tls=config.use_tls, tls=config.tls_config),
+        )
         credentials = None
         if config.access_key is not None and config.secret_key is not None:
             credentials = SessionCredentials(config.access_key, config.secret_key, config.security_token)

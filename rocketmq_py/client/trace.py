@@ -59,6 +59,7 @@ class TraceDispatcher:
             client_ip=config.client_ip, access_key=config.access_key, secret_key=config.secret_key,
             security_token=config.security_token, serialize_type=config.serialize_type,
             send_msg_timeout=SEND_TIMEOUT_MS, max_message_size=MAX_MESSAGE_SIZE * 2,
+            use_tls=config.use_tls, tls_config=config.tls_config,
         )
         self.queue: asyncio.Queue[TraceContext | None] = asyncio.Queue(QUEUE_LIMIT)
         self._worker: asyncio.Task[None] | None = None
