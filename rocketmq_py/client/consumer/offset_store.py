@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from rocketmq_py import codec
 from rocketmq_py.client.consumer.brokers import broker_for_queue
-from rocketmq_py.common.consumer_body import decode_queue_table, encode_queue_table
+from rocketmq_py.common.consumer_body import decode_queue_table
 from rocketmq_py.common.headers.offset import QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.errors import BrokerResponseError, ClientError, RocketMQError
@@ -163,9 +163,25 @@ def read_offset_file(path: Path) -> dict[MessageQueue, int] | None:
     return None
 
 
+def offset_file_text(table: dict[MessageQueue, int]) -> str:
+    """OffsetSerializeWrapper.toJson(true) as fastjson writes it: tab-indented, each MessageQueue key an
+    indented object of its own (queues in sorted order, where Java's follow its HashMap)."""
+    if not table:
+        return '{\n\t"offsetTable":{}\n}'
+    entries = []
+    for queue, offset in sorted(table.items()):
+        entries.append(
+            '{\n\t\t\t"brokerName":' + codec.json_dumps(queue.broker_name)
+            + ',\n\t\t\t"queueId":' + str(queue.queue_id)
+            + ',\n\t\t\t"topic":' + codec.json_dumps(queue.topic)
+            + "\n\t\t}:" + str(offset)
+        )
+    return '{\n\t"offsetTable":{' + ",".join(entries) + "\n\t}\n}"
+
+
 def write_offset_file(path: Path, table: dict[MessageQueue, int]) -> None:
     """Java's MixAll.string2File: write ``.tmp``, copy the old content to ``.bak``, then rename over the file."""
-    text = codec.json_dumps({"offsetTable": encode_queue_table(table)}, pretty=True)
+    text = offset_file_text(table)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(text, encoding="utf-8")

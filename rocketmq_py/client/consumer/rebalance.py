@@ -16,7 +16,12 @@ import logging
 from typing import TYPE_CHECKING, Iterable
 
 from rocketmq_py.client.consumer.allocate import AllocateMessageQueueStrategy
-from rocketmq_py.client.consumer.brokers import any_broker_of_topic, find_broker_in_subscribe, master_for_queue
+from rocketmq_py.client.consumer.brokers import (
+    any_broker_of_topic,
+    find_broker_in_subscribe,
+    master_for_queue,
+    subscribe_queues,
+)
 from rocketmq_py.client.consumer.config import ConsumerConfig, parse_consume_timestamp
 from rocketmq_py.client.consumer.offset_store import NO_OFFSET, OffsetStore, ReadOffsetType
 from rocketmq_py.client.consumer.process_queue import ProcessQueue, now_ms
@@ -68,6 +73,13 @@ class RebalanceImpl(abc.ABC):
     async def allocated_queues(self, topic: str) -> set[MessageQueue] | None:
         """The queues of ``topic`` this consumer should hold now, or None when that cannot be known yet."""
         mq_set = self.topic_subscribe_info.get(topic)
+        if mq_set is None:
+            # Not known yet (a retry topic appears with the group's first heartbeat): ask once now rather
+            # than wait for the next route poll.
+            await self.instance.update_topic_route(topic)
+            route = self.instance.topic_routes.get(topic)
+            if route is not None:
+                mq_set = self.topic_subscribe_info[topic] = subscribe_queues(topic, route)
         if mq_set is None:
             if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
                 _log.warning("rebalance of %s: no route for topic %s yet", self.group, topic)

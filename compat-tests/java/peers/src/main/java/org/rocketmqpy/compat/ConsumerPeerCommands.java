@@ -24,6 +24,7 @@ import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.tools.admin.DefaultMQAdminExt;
 
 /** Peers for the consumer tests: producers of every message kind and of bulk data, a benchmark consumer,
  * and Java's own reading and writing of a broadcasting consumer's offsets file. */
@@ -219,6 +220,34 @@ final class ConsumerPeerCommands {
         out.put("startSeconds", (first.get() - began) / 1e9);
         Peer.Out.emit(out);
         consumer.shutdown();
+    }
+
+    /**
+     * {@code consumer-status --namesrv ADDR --group G --topic T [--client-id ID]}: DefaultMQAdminExt's
+     * getConsumeStatus (the broker asks each consumer with GET_CONSUMER_STATUS_FROM_CLIENT); one line per
+     * client and queue {@code {"clientId":..,"queueId":..,"offset":..}}.
+     */
+    static void consumerStatus(Args a) throws Exception {
+        DefaultMQAdminExt admin = new DefaultMQAdminExt();
+        admin.setNamesrvAddr(a.require("namesrv"));
+        admin.setInstanceName("consumer-status-" + System.nanoTime());
+        admin.start();
+        try {
+            Map<String, Map<MessageQueue, Long>> table =
+                admin.getConsumeStatus(a.require("topic"), a.require("group"), a.get("client-id", ""));
+            for (Map.Entry<String, Map<MessageQueue, Long>> client : table.entrySet()) {
+                for (Map.Entry<MessageQueue, Long> e : client.getValue().entrySet()) {
+                    Map<String, Object> out = new LinkedHashMap<>();
+                    out.put("clientId", client.getKey());
+                    out.put("topic", e.getKey().getTopic());
+                    out.put("queueId", e.getKey().getQueueId());
+                    out.put("offset", e.getValue());
+                    Peer.Out.emit(out);
+                }
+            }
+        } finally {
+            admin.shutdown();
+        }
     }
 
     /**

@@ -33,6 +33,7 @@ public final class Peer {
         m.put("produce-bulk", ConsumerPeerCommands::produceBulk);
         m.put("consume-bench", ConsumerPeerCommands::consumeBench);
         m.put("offset-file", ConsumerPeerCommands::offsetFile);
+        m.put("consumer-status", ConsumerPeerCommands::consumerStatus);
         return m;
     }
 
