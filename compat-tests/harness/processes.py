@@ -242,6 +242,11 @@ class ManagedProcess:
         self.stop()
 
 
+def tls_enforced(jvm_opts) -> bool:
+    """Whether ``-Dtls.server.mode=enforcing`` is among the JVM options (then the probes use TLS)."""
+    return "-Dtls.server.mode=enforcing" in list(jvm_opts)
+
+
 class _JvmProcess(ManagedProcess):
     main_class = ""
     log_name = ""
@@ -253,6 +258,7 @@ class _JvmProcess(ManagedProcess):
         self._fixed_port = port is not None
         self.port = port if port is not None else self._pick_port()
         self.jvm_opts = list(jvm_opts)
+        self.tls = tls_enforced(self.jvm_opts)
         self.proc: subprocess.Popen | None = None
         self.home = self.workdir / "home"
         self.log_dir = self.workdir / "logs"
@@ -409,7 +415,7 @@ class JavaNameServer(_JvmProcess):
     def _ready(self) -> bool:
         if not self._booted():
             return False
-        wire.cluster_info(self.addr, timeout=2.0)
+        wire.cluster_info(self.addr, timeout=2.0, tls=self.tls)
         return True
 
 
@@ -429,6 +435,7 @@ class JavaBroker(_JvmProcess):
                  startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S):
         JavaBroker._counter += 1
         self.namesrv_addr = namesrv if isinstance(namesrv, str) else namesrv.addr
+        self.namesrv_tls = bool(getattr(namesrv, "tls", False))
         self.broker_name = broker_name or f"broker-{os.getpid()}-{JavaBroker._counter}"
         self.cluster = cluster
         self.extra_config = dict(extra_config or {})
@@ -484,7 +491,7 @@ class JavaBroker(_JvmProcess):
         # must also list this broker's address (guards against a stale entry after restart()).
         if not self._booted():
             return False
-        body = wire.cluster_info(self.namesrv_addr, timeout=2.0)
+        body = wire.cluster_info(self.namesrv_addr, timeout=2.0, tls=self.namesrv_tls)
         return (f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
                 and wire.port_open("127.0.0.1", self.port)
-                and wire.broker_runtime_info_ready(self.addr))
+                and wire.broker_runtime_info_ready(self.addr, tls=self.tls))

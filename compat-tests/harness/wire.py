@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import struct
 
 GET_BROKER_CLUSTER_INFO = 106
@@ -24,9 +25,18 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
+def _tls_context() -> ssl.SSLContext:
+    """Trusts any server, as Java's clients do in TLS test mode: the probes check readiness, not certificates."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 def request(addr: str, code: int, ext_fields: dict | None = None, body: bytes = b"",
-            timeout: float = 3.0) -> tuple[dict, bytes]:
-    """Send one JSON-serialized request and return (response header dict, response body)."""
+            timeout: float = 3.0, tls: bool = False) -> tuple[dict, bytes]:
+    """Send one JSON-serialized request and return (response header dict, response body); ``tls`` for a
+    server in TLS enforcing mode."""
     host, port = addr.rsplit(":", 1)
     header = {"code": code, "flag": 0, "language": "PYTHON", "opaque": 1, "serializeTypeCurrentRPC": "JSON",
               "version": 0}
@@ -34,7 +44,8 @@ def request(addr: str, code: int, ext_fields: dict | None = None, body: bytes = 
         header["extFields"] = {str(k): str(v) for k, v in ext_fields.items()}
     h = json.dumps(header, separators=(",", ":")).encode()
     frame = struct.pack(">II", 4 + len(h) + len(body), len(h)) + h + body
-    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as raw, \
+            (_tls_context().wrap_socket(raw) if tls else raw) as sock:
         sock.sendall(frame)
         (length,) = struct.unpack(">I", _recv_exact(sock, 4))
         content = _recv_exact(sock, length)
@@ -45,15 +56,15 @@ def request(addr: str, code: int, ext_fields: dict | None = None, body: bytes = 
     return json.loads(content[4:4 + hl]), content[4 + hl:]
 
 
-def cluster_info(namesrv_addr: str, timeout: float = 3.0) -> bytes:
+def cluster_info(namesrv_addr: str, timeout: float = 3.0, tls: bool = False) -> bytes:
     """Raw body of GET_BROKER_CLUSTER_INFO (fastjson text, not always strict JSON)."""
-    header, body = request(namesrv_addr, GET_BROKER_CLUSTER_INFO, timeout=timeout)
+    header, body = request(namesrv_addr, GET_BROKER_CLUSTER_INFO, timeout=timeout, tls=tls)
     if header.get("code") != 0:
         raise RuntimeError(f"GET_BROKER_CLUSTER_INFO answered {header}")
     return body
 
 
-def broker_runtime_info_ready(broker_addr: str, timeout: float = 3.0) -> bool:
+def broker_runtime_info_ready(broker_addr: str, timeout: float = 3.0, tls: bool = False) -> bool:
     """Whether the broker answers GET_BROKER_RUNTIME_INFO.
 
     A 4.9 broker fails that request (SYSTEM_ERROR, NoSuchElementException)
@@ -61,7 +72,7 @@ def broker_runtime_info_ready(broker_addr: str, timeout: float = 3.0) -> bool:
     clusterList and brokerStatus send it.
     """
     try:
-        header, _ = request(broker_addr, GET_BROKER_RUNTIME_INFO, timeout=timeout)
+        header, _ = request(broker_addr, GET_BROKER_RUNTIME_INFO, timeout=timeout, tls=tls)
     except (OSError, ValueError):
         return False
     return header.get("code") == 0

@@ -15,9 +15,11 @@ import org.apache.rocketmq.remoting.protocol.SerializeType;
 /**
  * {@code remoting-call --addr HOST:PORT --code C --mode sync|async|oneway --serialize JSON|ROCKETMQ
  * [--remark R] [--ext k=v]... [--body-base64 B] [--count K] [--timeout-ms MS] [--version V]
- * [--language L] [--linger-ms MS]}
+ * [--language L] [--linger-ms MS] [--tls]}
  *
- * <p>Sends RemotingCommands with the official NettyRemotingClient and prints each response.
+ * <p>Sends RemotingCommands with the official NettyRemotingClient and prints each response. With
+ * {@code --tls} the client connects with TLS (NettyClientConfig.useTLS; the tls.* system properties
+ * decide how the server's certificate is checked).
  */
 final class RemotingCallCommand {
     private RemotingCallCommand() {
@@ -29,7 +31,9 @@ final class RemotingCallCommand {
         long timeout = a.getLong("timeout-ms", 5000);
         int count = a.getInt("count", 1);
 
-        NettyRemotingClient client = new NettyRemotingClient(new NettyClientConfig());
+        NettyClientConfig config = new NettyClientConfig();
+        config.setUseTLS(a.has("tls"));
+        NettyRemotingClient client = new NettyRemotingClient(config);
         client.start();
         try {
             for (int i = 0; i < count; i++) {
