@@ -119,9 +119,9 @@ class _SniffingListener:
                     return
                 if error.errno in _OUT_OF_RESOURCES:
                     _log.error("cannot accept connections: %s; trying again in %.0f s", error, _ACCEPT_RETRY_DELAY_S)
-                    await asyncio.sleep(_ACCEPT_RETRY_DELAY_S)
-                    continue
-                _log.exception("accepting a connection failed")
+                else:
+                    _log.exception("accepting a connection failed; trying again in %.0f s", _ACCEPT_RETRY_DELAY_S)
+                await asyncio.sleep(_ACCEPT_RETRY_DELAY_S)
                 continue
             sock.setblocking(False)
             task = loop.create_task(self._admit(sock))
@@ -148,7 +148,8 @@ class _SniffingListener:
         if not first:
             sock.close()
             return
-        if first[0] != TLS_HANDSHAKE_MAGIC:
+        tls = first[0] == TLS_HANDSHAKE_MAGIC
+        if not tls:
             if self._mode is TlsMode.ENFORCING:
                 _log.warning("closing the plain (non-TLS) connection from %s: this server runs in TLS enforcing mode",
                              peer)
@@ -162,7 +163,8 @@ class _SniffingListener:
         try:
             await opening
         except (OSError, asyncio.TimeoutError) as error:
-            _log.info("closing the connection from %s: the TLS handshake failed: %s", peer, str(error) or repr(error))
+            _log.info("closing the connection from %s: %s failed: %s", peer,
+                      "the TLS handshake" if tls else "setting it up", str(error) or repr(error))
             sock.close()  # a no-op when the transport closed it already
 
     @staticmethod
