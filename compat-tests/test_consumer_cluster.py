@@ -175,3 +175,42 @@ def test_broadcasting_delivers_every_message_to_every_consumer(java_namesrv, jav
         entries = run_peer("offset-file", read=str(path))
         assert {e["queueId"]: e["offset"] for e in entries if e["topic"] == topic} == \
             {q: per_queue.get(q, 0) for q in range(4)}
+
+
+def test_every_allocation_strategy_matches_javas():
+    """Java's strategy classes and the Python ones split the same (sorted) inputs the same way."""
+    import json
+    import random
+
+    from rocketmq_py.client.consumer.allocate import (
+        AllocateMessageQueueAveragelyByCircle,
+        AllocateMessageQueueByMachineRoom,
+        AllocateMessageQueueConsistentHash,
+    )
+    from rocketmq_py.common.message_queue import MessageQueue
+
+    rng = random.Random(2024)
+    strategies = {"AVG": lambda rooms: AllocateMessageQueueAveragely(),
+                  "AVG_BY_CIRCLE": lambda rooms: AllocateMessageQueueAveragelyByCircle(),
+                  "CONSISTENT_HASH": lambda rooms: AllocateMessageQueueConsistentHash(),
+                  "MACHINE_ROOM": lambda rooms: AllocateMessageQueueByMachineRoom(rooms)}
+    cases = []
+    for name in strategies:
+        for _ in range(25):
+            brokers = [f"{rng.choice(['r1', 'r2'])}@broker-{i}" if name == "MACHINE_ROOM" else f"broker-{i}"
+                       for i in range(rng.randint(1, 3))]
+            queues = sorted(MessageQueue(f"Topic{rng.randint(0, 2)}", b, q) for b in brokers
+                            for q in range(rng.randint(1, 9)))
+            cids = sorted({f"10.0.{rng.randint(0, 9)}.{rng.randint(1, 254)}@{rng.randint(1, 99999)}#{i}"
+                           for i in range(rng.randint(1, 6))})
+            cases.append((name, queues, cids, ["r1"]))
+    text = "\n".join(json.dumps({"strategy": name, "cids": cids, "rooms": rooms,
+                                 "queues": [[q.topic, q.broker_name, q.queue_id] for q in queues]})
+                     for name, queues, cids, rooms in cases) + "\n"
+    answers = run_peer("allocate", input=text)
+    assert len(answers) == len(cases)
+    for (name, queues, cids, rooms), answer in zip(cases, answers):
+        strategy = strategies[name](rooms)
+        for cid in cids:
+            ours = [[q.topic, q.broker_name, q.queue_id] for q in strategy.allocate("g", cid, queues, cids)]
+            assert ours == answer["allocation"][cid], (name, cid, queues, cids)

@@ -233,9 +233,11 @@ class MQClientInstance:
                 self.broker_addrs[broker.broker_name] = dict(broker.broker_addrs)
             if old != route:
                 self.topic_routes[topic] = route
-                for member in (*self.producers.values(), *self.consumers.values()):
-                    if topic in member.topics():
-                        member.on_route_changed(topic, route)
+            # Every member hears it, changed or not: one that joined after the route was cached has none yet
+            # (Java's isNeedUpdateTopicRouteInfo).
+            for member in (*self.producers.values(), *self.consumers.values()):
+                if topic in member.topics():
+                    member.on_route_changed(topic, route)
             return True
 
     async def update_all_routes(self) -> None:

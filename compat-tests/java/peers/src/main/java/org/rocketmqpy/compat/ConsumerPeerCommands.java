@@ -251,6 +251,62 @@ final class ConsumerPeerCommands {
     }
 
     /**
+     * {@code allocate}: reads JSON cases from stdin, one per line,
+     * {@code {"strategy":"AVG|AVG_BY_CIRCLE|CONSISTENT_HASH|MACHINE_ROOM","cids":[..],"queues":[[topic,broker,id],..],
+     * "rooms":[..]}}, and prints per case Java's allocation for every client id:
+     * {@code {"allocation":{"cid":[[topic,broker,id],..],..}}}.
+     */
+    static void allocate(Args a) throws Exception {
+        java.io.BufferedReader in = new java.io.BufferedReader(
+            new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.trim().isEmpty()) {
+                continue;
+            }
+            com.alibaba.fastjson.JSONObject c = com.alibaba.fastjson.JSON.parseObject(line);
+            List<String> cids = c.getJSONArray("cids").toJavaList(String.class);
+            List<MessageQueue> queues = new ArrayList<>();
+            for (Object o : c.getJSONArray("queues")) {
+                com.alibaba.fastjson.JSONArray q = (com.alibaba.fastjson.JSONArray) o;
+                queues.add(new MessageQueue(q.getString(0), q.getString(1), q.getIntValue(2)));
+            }
+            org.apache.rocketmq.client.consumer.AllocateMessageQueueStrategy strategy;
+            switch (c.getString("strategy")) {
+                case "AVG_BY_CIRCLE":
+                    strategy = new org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragelyByCircle();
+                    break;
+                case "CONSISTENT_HASH":
+                    strategy = new org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueConsistentHash();
+                    break;
+                case "MACHINE_ROOM":
+                    org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueByMachineRoom room =
+                        new org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueByMachineRoom();
+                    room.setConsumeridcs(new java.util.HashSet<>(c.getJSONArray("rooms").toJavaList(String.class)));
+                    strategy = room;
+                    break;
+                default:
+                    strategy = new org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely();
+            }
+            Map<String, Object> allocation = new LinkedHashMap<>();
+            for (String cid : cids) {
+                List<List<Object>> mine = new ArrayList<>();
+                for (MessageQueue mq : strategy.allocate("g", cid, queues, cids)) {
+                    List<Object> q = new ArrayList<>();
+                    q.add(mq.getTopic());
+                    q.add(mq.getBrokerName());
+                    q.add(mq.getQueueId());
+                    mine.add(q);
+                }
+                allocation.put(cid, mine);
+            }
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("allocation", allocation);
+            Peer.Out.emit(out);
+        }
+    }
+
+    /**
      * {@code offset-file --read PATH} prints Java's reading of a broadcasting consumer's offsets.json:
      * one line per entry {@code {"topic":..,"brokerName":..,"queueId":..,"offset":..}}.
      * {@code offset-file --write PATH --entry topic,broker,queueId,offset ...} writes one as Java does.

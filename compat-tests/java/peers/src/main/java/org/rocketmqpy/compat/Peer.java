@@ -34,6 +34,7 @@ public final class Peer {
         m.put("consume-bench", ConsumerPeerCommands::consumeBench);
         m.put("offset-file", ConsumerPeerCommands::offsetFile);
         m.put("consumer-status", ConsumerPeerCommands::consumerStatus);
+        m.put("allocate", ConsumerPeerCommands::allocate);
         return m;
     }
 

@@ -1,0 +1,457 @@
+"""The consumers against an in-process fake name server and broker on loopback: pulls and the client-side
+tag filter, offsets committed at shutdown and on a dropped queue, send-back and its retry-topic fallback,
+a raising listener, orderly locks, rebalance between two consumers, broadcasting's local file, graceful
+shutdown, the lite pull consumer, and the broker's admin requests answered by the consumer."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from rocketmq_py import codec
+from rocketmq_py.client.consumer import (
+    AsyncLitePullConsumer,
+    AsyncPushConsumer,
+    ConsumeConcurrentlyStatus,
+    ConsumeOrderlyStatus,
+)
+from rocketmq_py.client.consumer.offset_store import read_offset_file
+from rocketmq_py.common import consumer_body
+from rocketmq_py.common.codes import RequestCode, ResponseCode
+from rocketmq_py.common.headers.consumer import ResetOffsetRequestHeader
+from rocketmq_py.common.heartbeat import HeartbeatData
+from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.common.route import BrokerData, QueueData, TopicRouteData
+from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RemotingServer, RequestContext, create_response
+from rocketmq_py.remoting.command import create_request
+
+BROKER = "broker-a"
+GROUP = "cg"
+RETRY = f"%RETRY%{GROUP}"
+HOLD_S = 0.2
+
+
+class FakeBroker:
+    """Stores messages per queue in the store layout and answers the consumer RPCs as a 4.9 broker does."""
+
+    def __init__(self, topics: dict[str, int]) -> None:
+        self.topics = dict(topics)
+        self.queues: dict[tuple[str, int], list[bytes]] = {}
+        self.offsets: dict[tuple[str, str, int], int] = {}
+        self.clients: dict[str, dict[str, RequestContext]] = {}
+        self.requests: list[RemotingCommand] = []
+        self.locks: dict[MessageQueue, str] = {}
+        self.send_backs: list[dict[str, str]] = []
+        self.sends: list[RemotingCommand] = []
+        self.refuse_send_back = False
+        self.physical = 0
+        table = ProcessorTable()
+        handlers = {
+            RequestCode.HEART_BEAT: self.on_heartbeat, RequestCode.UNREGISTER_CLIENT: self.on_unregister,
+            RequestCode.GET_CONSUMER_LIST_BY_GROUP: self.on_consumer_list, RequestCode.PULL_MESSAGE: self.on_pull,
+            RequestCode.QUERY_CONSUMER_OFFSET: self.on_query_offset, RequestCode.UPDATE_CONSUMER_OFFSET: self.on_update,
+            RequestCode.GET_MAX_OFFSET: self.on_max, RequestCode.GET_MIN_OFFSET: self.on_min,
+            RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: self.on_min,
+            RequestCode.CONSUMER_SEND_MSG_BACK: self.on_send_back, RequestCode.LOCK_BATCH_MQ: self.on_lock,
+            RequestCode.UNLOCK_BATCH_MQ: self.on_unlock, RequestCode.SEND_MESSAGE_V2: self.on_send,
+        }
+        for code, handler in handlers.items():
+            table.register(code, handler)
+        self.server = RemotingServer(processors=table)
+        self.namesrv = RemotingServer(processors=ProcessorTable())
+        self.namesrv.processors.register(RequestCode.GET_ROUTEINFO_BY_TOPIC, self.on_route)
+
+    async def __aenter__(self) -> "FakeBroker":
+        await self.server.start()
+        await self.namesrv.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.server.shutdown()
+        await self.namesrv.shutdown()
+
+    def of_code(self, code: int) -> list[RemotingCommand]:
+        return [r for r in self.requests if r.code == code]
+
+    def put(self, topic: str, queue_id: int, body: bytes, tags: str | None = None, reconsume_times: int = 0,
+            properties: dict[str, str] | None = None) -> None:
+        records = self.queues.setdefault((topic, queue_id), [])
+        props = dict(properties or {})
+        props.setdefault("UNIQ_KEY", f"ID{topic}{queue_id}{len(records)}")
+        if tags:
+            props["TAGS"] = tags
+        self.physical += 1000
+        records.append(codec.encode_store_record(
+            topic=topic, body=body, properties=props, queue_id=queue_id, queue_offset=len(records),
+            physical_offset=self.physical, born_timestamp=int(time.time() * 1000), store_host=self.server.address,
+            store_timestamp=int(time.time() * 1000), reconsume_times=reconsume_times))
+
+    # --- handlers ---------------------------------------------------------------------------------
+
+    async def on_route(self, ctx, request):
+        topic = request.ext_fields["topic"]
+        if topic not in self.topics:
+            return create_response(request, ResponseCode.TOPIC_NOT_EXIST, "no route")
+        route = TopicRouteData([QueueData(BROKER, self.topics[topic], self.topics[topic], 6)],
+                               [BrokerData("FakeCluster", BROKER, {0: self.server.address})])
+        return create_response(request, 0, body=route.encode())
+
+    async def on_heartbeat(self, ctx, request):
+        self.requests.append(request)
+        heartbeat = HeartbeatData.decode(request.body)
+        for consumer in heartbeat.consumer_data:
+            self.clients.setdefault(consumer["groupName"], {})[heartbeat.client_id] = ctx
+            self.topics.setdefault(f"%RETRY%{consumer['groupName']}", 1)
+        return create_response(request, 0)
+
+    async def on_unregister(self, ctx, request):
+        self.requests.append(request)
+        group = request.ext_fields.get("consumerGroup")
+        if group:
+            self.clients.get(group, {}).pop(request.ext_fields["clientID"], None)
+        return create_response(request, 0)
+
+    async def on_consumer_list(self, ctx, request):
+        ids = sorted(self.clients.get(request.ext_fields["consumerGroup"], {}))
+        return create_response(request, 0, body=codec.json_dumps({"consumerIdList": ids}).encode())
+
+    async def on_pull(self, ctx, request):
+        self.requests.append(request)
+        fields = request.ext_fields
+        key = (fields["topic"], int(fields["queueId"]))
+        offset, wanted = int(fields["queueOffset"]), int(fields["maxMsgNums"])
+        if int(fields["sysFlag"]) & 0x1:
+            self.offsets[(fields["consumerGroup"], key[0], key[1])] = int(fields["commitOffset"])
+        deadline = time.monotonic() + HOLD_S
+        while offset >= len(self.queues.get(key, [])) and int(fields["sysFlag"]) & 0x2 \
+                and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        records = self.queues.get(key, [])
+        ext = {"suggestWhichBrokerId": "0", "minOffset": "0", "maxOffset": str(len(records))}
+        if offset >= len(records):
+            ext["nextBeginOffset"] = str(len(records))
+            return create_response(request, ResponseCode.PULL_NOT_FOUND, "OFFSET_OVERFLOW_ONE", ext)
+        chunk = records[offset:offset + wanted]
+        ext["nextBeginOffset"] = str(offset + len(chunk))
+        return create_response(request, 0, "FOUND", ext, b"".join(chunk))
+
+    async def on_query_offset(self, ctx, request):
+        fields = request.ext_fields
+        offset = self.offsets.get((fields["consumerGroup"], fields["topic"], int(fields["queueId"])))
+        if offset is None:
+            return create_response(request, ResponseCode.QUERY_NOT_FOUND, "Not found, V3_0_6_SNAPSHOT maybe")
+        return create_response(request, 0, ext_fields={"offset": str(offset)})
+
+    async def on_update(self, ctx, request):
+        self.requests.append(request)
+        fields = request.ext_fields
+        self.offsets[(fields["consumerGroup"], fields["topic"], int(fields["queueId"]))] = int(fields["commitOffset"])
+        return create_response(request, 0)
+
+    async def on_max(self, ctx, request):
+        key = (request.ext_fields["topic"], int(request.ext_fields["queueId"]))
+        return create_response(request, 0, ext_fields={"offset": str(len(self.queues.get(key, [])))})
+
+    async def on_min(self, ctx, request):
+        return create_response(request, 0, ext_fields={"offset": "0"})
+
+    async def on_send_back(self, ctx, request):
+        self.requests.append(request)
+        fields = request.ext_fields
+        if self.refuse_send_back:
+            return create_response(request, ResponseCode.SYSTEM_ERROR, "refused")
+        self.send_backs.append(dict(fields))
+        original = next(m for records in self.queues.values() for m in codec.decode_store_records(b"".join(records))
+                        if m.commit_log_offset == int(fields["offset"]))
+        self.put(f"%RETRY%{fields['group']}", 0, original.body, reconsume_times=original.reconsume_times + 1,
+                 properties={**original.properties, "RETRY_TOPIC": original.properties.get("RETRY_TOPIC",
+                                                                                           original.topic)})
+        return create_response(request, 0)
+
+    async def on_send(self, ctx, request):
+        self.sends.append(request)
+        fields = request.ext_fields
+        return create_response(request, 0, ext_fields={
+            "msgId": codec.create_offset_msg_id("127.0.0.1", self.server.port, 1), "queueId": fields["e"],
+            "queueOffset": "0", "MSG_REGION": "DefaultRegion", "TRACE_ON": "true"})
+
+    async def on_lock(self, ctx, request):
+        self.requests.append(request)
+        body = codec.json_loads(request.body)
+        locked = []
+        for item in body["mqSet"]:
+            queue = MessageQueue.from_json(item)
+            if self.locks.setdefault(queue, body["clientId"]) == body["clientId"]:
+                locked.append(item)
+        return create_response(request, 0, body=codec.json_dumps({"lockOKMQSet": locked}).encode())
+
+    async def on_unlock(self, ctx, request):
+        self.requests.append(request)
+        body = codec.json_loads(request.body)
+        for item in body["mqSet"]:
+            queue = MessageQueue.from_json(item)
+            if self.locks.get(queue) == body["clientId"]:
+                del self.locks[queue]
+        return create_response(request, 0)
+
+
+@pytest.fixture
+async def broker():
+    async with FakeBroker({"T": 2}) as fake:
+        yield fake
+
+
+def push(broker: FakeBroker, listener, **options) -> AsyncPushConsumer:
+    options.setdefault("consume_from_where", "CONSUME_FROM_FIRST_OFFSET")
+    consumer = AsyncPushConsumer(GROUP, namesrv_addr=broker.namesrv.address, **options)
+    consumer.subscribe("T", options.pop("selector", "*") if "selector" in options else "*")
+    consumer.register_message_listener(listener)
+    return consumer
+
+
+async def until(condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        await asyncio.sleep(0.01)
+
+
+def committed(broker: FakeBroker, topic: str = "T") -> dict[int, int]:
+    return {q: o for (g, t, q), o in broker.offsets.items() if g == GROUP and t == topic}
+
+
+async def test_push_consumes_everything_and_commits_at_shutdown(broker):
+    for i in range(10):
+        broker.put("T", i % 2, f"m{i}".encode(), tags="TagA" if i % 3 else "TagB")
+    got = []
+
+    def listener(messages, context):
+        got.extend(m.body.decode() for m in messages)
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    consumer = AsyncPushConsumer(GROUP, namesrv_addr=broker.namesrv.address,
+                                 consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    consumer.subscribe("T", "TagA")
+    consumer.register_message_listener(listener)
+    async with consumer:
+        await until(lambda: len(got) == 6)
+        await asyncio.sleep(HOLD_S * 2)
+    assert sorted(got) == sorted(f"m{i}" for i in range(10) if i % 3), "the client filters by tag string"
+    assert committed(broker) == {0: 5, 1: 5}, "past the filtered messages too"
+    heartbeat = HeartbeatData.decode(broker.of_code(RequestCode.HEART_BEAT)[0].body)
+    [data] = heartbeat.consumer_data
+    assert {s["topic"] for s in data["subscriptionDataSet"]} == {"T", RETRY}
+    assert data["consumeType"] == "CONSUME_PASSIVELY" and data["messageModel"] == "CLUSTERING"
+    pull = broker.of_code(RequestCode.PULL_MESSAGE)[0].ext_fields
+    assert pull["suspendTimeoutMillis"] == "15000" and int(pull["sysFlag"]) & 0x2
+    assert broker.of_code(RequestCode.UNREGISTER_CLIENT)[-1].ext_fields["consumerGroup"] == GROUP
+
+
+async def test_reconsume_later_and_a_raising_listener_send_messages_back(broker):
+    broker.put("T", 0, b"later")
+    broker.put("T", 1, b"raise")
+    seen: list[tuple[str, int, str]] = []
+
+    async def listener(messages, context):
+        m = messages[0]
+        seen.append((m.body.decode(), m.reconsume_times, m.topic))
+        if m.reconsume_times >= 1:
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+        if m.body == b"raise":
+            raise ValueError("boom")
+        return ConsumeConcurrentlyStatus.RECONSUME_LATER
+
+    async with push(broker, listener, max_reconsume_times=5):
+        await until(lambda: len(seen) == 4)
+        await asyncio.sleep(HOLD_S)
+    assert sorted(seen) == [("later", 0, "T"), ("later", 1, "T"), ("raise", 0, "T"), ("raise", 1, "T")]
+    assert sorted(back["delayLevel"] for back in broker.send_backs) == ["0", "0"]
+    assert {back["originTopic"] for back in broker.send_backs} == {"T"}
+    assert {back["maxReconsumeTimes"] for back in broker.send_backs} == {"5"}
+    assert committed(broker) == {0: 1, 1: 1}
+    assert committed(broker, RETRY) == {0: 2}
+
+
+async def test_send_back_failure_falls_back_to_the_retry_topic(broker):
+    broker.refuse_send_back = True
+    broker.put("T", 0, b"once")
+    calls = []
+
+    def listener(messages, context):
+        calls.append(messages[0].msg_id)
+        return ConsumeConcurrentlyStatus.RECONSUME_LATER
+
+    async with push(broker, listener):
+        await until(lambda: broker.sends)
+    [send] = broker.sends
+    properties = codec.string_to_properties(send.ext_fields["i"])
+    assert send.ext_fields["b"] == RETRY
+    assert properties["RETRY_TOPIC"] == "T" and properties["RECONSUME_TIME"] == "1"
+    assert properties["MAX_RECONSUME_TIMES"] == "16" and properties["DELAY"] == "3"
+    assert properties["ORIGIN_MESSAGE_ID"] == calls[0]
+
+
+async def test_shutdown_lets_a_listener_in_progress_finish_and_commits_it(broker):
+    broker.put("T", 0, b"slow")
+    started, finished = asyncio.Event(), []
+
+    async def listener(messages, context):
+        started.set()
+        await asyncio.sleep(0.5)
+        finished.append(messages[0].body)
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    consumer = push(broker, listener)
+    await consumer.start()
+    await asyncio.wait_for(started.wait(), 5)
+    await consumer.shutdown()
+    assert finished == [b"slow"]
+    assert committed(broker)[0] == 1
+
+
+async def test_orderly_locks_consumes_serially_and_unlocks(broker):
+    for i in range(6):
+        broker.put("T", 0, f"o{i}".encode())
+    order, active = [], []
+
+    def listener(messages, context):
+        active.append(1)
+        assert len(active) == 1, "one batch of a queue at a time"
+        time.sleep(0.01)
+        order.append(messages[0].body.decode())
+        active.pop()
+        if messages[0].body == b"o2" and messages[0].reconsume_times == 0:
+            return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
+        return ConsumeOrderlyStatus.SUCCESS
+
+    consumer = AsyncPushConsumer(GROUP, namesrv_addr=broker.namesrv.address, consume_thread_min=4,
+                                 consume_from_where="CONSUME_FROM_FIRST_OFFSET", suspend_current_queue_time_millis=50)
+    consumer.subscribe("T", "*")
+    consumer.register_message_listener(listener, orderly=True)
+    async with consumer:
+        await until(lambda: len(order) == 7)
+        assert set(broker.locks) >= {MessageQueue("T", BROKER, 0)}
+    assert order == ["o0", "o1", "o2", "o2", "o3", "o4", "o5"]
+    assert broker.of_code(RequestCode.LOCK_BATCH_MQ)
+    assert not broker.locks, "released at shutdown"
+    assert committed(broker)[0] == 6
+
+
+async def test_rebalance_moves_queues_and_commits_before_dropping(broker):
+    broker.topics["T"] = 4
+    for q in range(4):
+        broker.put("T", q, f"q{q}".encode())
+    got_a, got_b = [], []
+
+    def collect(into):
+        def listener(messages, context):
+            into.extend(m.queue_id for m in messages)
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+        return listener
+
+    first = push(broker, collect(got_a), instance_name="a")
+    second = push(broker, collect(got_b), instance_name="b")
+    async with first:
+        await until(lambda: len(got_a) == 4)
+        await first.persist_consumer_offset(force=True)  # as the 5 s timer does in steady state
+        async with second:
+            first.rebalance_soon()
+            def owned(consumer):
+                return {q for q in consumer.rebalance.process_queue_table if q.topic == "T"}
+
+            await until(lambda: len(owned(first)) == 2 and len(owned(second)) == 2)
+            mine = owned(first)
+            for q in range(4):
+                broker.put("T", q, f"after{q}".encode())
+            await until(lambda: len(got_a) + len(got_b) == 8)
+    assert committed(broker) == {0: 2, 1: 2, 2: 2, 3: 2}
+    moved = {MessageQueue("T", BROKER, i) for i in range(4)} - mine
+    assert sorted(got_b) == sorted(q.queue_id for q in moved), \
+        "the second consumer started at the offsets the first committed: no duplicate"
+    assert sorted(got_a) == sorted([0, 1, 2, 3] + [q.queue_id for q in mine])
+
+
+async def test_broadcasting_keeps_offsets_in_the_local_file(broker, tmp_path, monkeypatch):
+    monkeypatch.setenv("ROCKETMQ_CLIENT_LOCAL_OFFSET_STORE_DIR", str(tmp_path))
+    broker.put("T", 0, b"b0")
+    broker.put("T", 1, b"b1")
+    got = []
+
+    def listener(messages, context):
+        got.extend(messages)
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    consumer = push(broker, listener, message_model="BROADCASTING", instance_name="bc")
+    async with consumer:
+        await until(lambda: len(got) == 2)
+        client_id = consumer.instance.client_id
+    path = tmp_path / client_id / GROUP / "offsets.json"
+    assert read_offset_file(path) == {MessageQueue("T", BROKER, 0): 1, MessageQueue("T", BROKER, 1): 1}
+    assert not committed(broker), "nothing on the broker"
+    heartbeat = HeartbeatData.decode(broker.of_code(RequestCode.HEART_BEAT)[0].body)
+    assert {s["topic"] for s in heartbeat.consumer_data[0]["subscriptionDataSet"]} == {"T"}, "no retry topic"
+
+
+async def test_admin_requests_reach_the_consumer(broker):
+    for i in range(4):
+        broker.put("T", 0, f"a{i}".encode())
+    got = []
+
+    def listener(messages, context):
+        got.extend(m.body.decode() for m in messages)
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    consumer = push(broker, listener)
+    async with consumer:
+        await until(lambda: len(got) == 4)
+        ctx = broker.clients[GROUP][consumer.instance.client_id]
+        header = {"consumerGroup": GROUP, "clientId": consumer.instance.client_id, "jstackEnable": "true"}
+        info = await broker.server.invoke(
+            ctx.connection, create_request(RequestCode.GET_CONSUMER_RUNNING_INFO, header), 3000)
+        data = codec.json_loads(info.body)
+        assert data["properties"]["PROP_CONSUME_TYPE"] == "CONSUME_PASSIVELY"
+        assert data["properties"]["consumerGroup"] == GROUP and "MainThread" in data["jstack"]
+        assert {s["topic"] for s in data["subscriptionSet"]} == {"T", RETRY}
+
+        status = await broker.server.invoke(ctx.connection, create_request(
+            RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, {"topic": "T", "group": GROUP}), 3000)
+        table = consumer_body.decode_queue_table(codec.json_loads(status.body)["messageQueueTable"])
+        assert table[MessageQueue("T", BROKER, 0)] == 4
+
+        direct = await broker.server.invoke(ctx.connection, create_request(
+            RequestCode.CONSUME_MESSAGE_DIRECTLY, {"consumerGroup": GROUP, "brokerName": BROKER},
+            broker.queues[("T", 0)][1]), 3000)
+        assert codec.json_loads(direct.body)["consumeResult"] == "CR_SUCCESS" and got.count("a1") == 2
+
+        reset = ResetOffsetRequestHeader("T", GROUP, 0, True).to_ext_fields()
+        body = consumer_body.codec.json_dumps({"offsetTable": consumer_body.encode_queue_table(
+            {MessageQueue("T", BROKER, 0): 2, MessageQueue("T", BROKER, 1): 0})}).encode()
+        await broker.server.invoke_oneway(ctx.connection, create_request(
+            RequestCode.RESET_CONSUMER_CLIENT_OFFSET, reset, body), 3000)
+        await until(lambda: got.count("a3") == 2 and got.count("a2") == 2)
+        assert got.count("a0") == 1, "consumed again from offset 2 only"
+
+
+async def test_lite_pull_assign_seek_and_commit(broker):
+    for i in range(5):
+        broker.put("T", 0, f"l{i}".encode())
+    queue = MessageQueue("T", BROKER, 0)
+    async with AsyncLitePullConsumer(GROUP, namesrv_addr=broker.namesrv.address, auto_commit=False,
+                                     consume_from_where="CONSUME_FROM_FIRST_OFFSET") as consumer:
+        consumer.assign([queue])
+        first = []
+        while len(first) < 5:
+            first += await consumer.poll(1000)
+        await consumer.seek(queue, 3)
+        again = []
+        while len(again) < 2:
+            again += await consumer.poll(1000)
+        assert [m.body for m in again] == [b"l3", b"l4"]
+        await consumer.commit_sync()
+        assert await consumer.committed(queue) == 5
+        assert await consumer.offset_for_timestamp(queue, 0) == 0
+        pull = broker.of_code(RequestCode.PULL_MESSAGE)[0].ext_fields
+        assert int(pull["sysFlag"]) == 0x2 | 0x4 | 0x10 and pull["subscription"] == "*"
+    assert committed(broker) == {0: 5}
