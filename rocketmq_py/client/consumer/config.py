@@ -81,8 +81,6 @@ class ConsumerConfig(ClientConfig):
         self.serialize_type_code()
         if (self.access_key is None) != (self.secret_key is None):
             raise InvalidArgumentError("set both access_key and secret_key for ACL, or neither")
-        if self.use_tls:
-            raise InvalidArgumentError("use_tls=True is not supported yet by rocketmq-py's remoting layer")
 
     @property
     def group(self) -> str:
