@@ -292,3 +292,24 @@ def _wait_for_consumers(broker_addr: str, group: str, count: int, timeout_s: flo
 def test_our_broker_answers_on_the_vip_channel(py_broker):
     with socket.create_connection(("127.0.0.1", py_broker.port - 2), timeout=2):
         pass
+
+
+def test_java_orderly_consumer_locks_queues_and_sees_each_key_in_order(py_namesrv, py_broker):
+    from rocketmq_py.client.producer import Producer, SelectMessageQueueByHash
+    from rocketmq_py.common.message import Message
+
+    topic, group = name("Orderly"), name("OrderlyGroup")
+    mqadmin("updateTopic", "-b", py_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=py_namesrv.addr)
+    keys, steps = [f"order-{k}" for k in range(6)], 8
+    with Producer(name("OrderlyProducer"), namesrv_addr=py_namesrv.addr) as producer:
+        for step in range(steps):
+            for key in keys:
+                message = Message(topic, f"{key}:{step}".encode(), properties={"key": key, "step": str(step)})
+                producer.send(message, selector=SelectMessageQueueByHash(), arg=key)
+    *received, done = run_peer("consume-orderly", namesrv=py_namesrv.addr, topic=topic, group=group,
+                               count=len(keys) * steps, timeout_ms=60000, timeout=120)
+    assert not done["timedOut"]
+    order: dict[str, list[int]] = {}
+    for line in received:
+        order.setdefault(line["properties"]["key"], []).append(int(line["properties"]["step"]))
+    assert order == {key: list(range(steps)) for key in keys}
