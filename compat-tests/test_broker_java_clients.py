@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from harness import mqadmin, run_peer, wire
-from harness.processes import free_broker_port, free_port, write_properties
+from harness.processes import _die_with_parent, free_broker_port, free_port, write_properties
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,8 +59,10 @@ class _PythonProcess:
     def _spawn(self, argv: list[str]) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")
+        in_main_thread = threading.current_thread() is threading.main_thread()
         self.proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", *argv], stdout=self._log,
-                                     stderr=subprocess.STDOUT, env=_env(), cwd=self.workdir)
+                                     stderr=subprocess.STDOUT, env=_env(), cwd=self.workdir,
+                                     preexec_fn=_die_with_parent if in_main_thread else None)
 
     def _wait_until(self, ready, timeout_s: float = 60.0) -> None:
         deadline = time.monotonic() + timeout_s
