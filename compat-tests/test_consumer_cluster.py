@@ -78,7 +78,7 @@ def test_two_python_and_one_java_consumer_share_a_group(java_namesrv, java_broke
             namesrv=java_namesrv.addr)
     java_lines: list[dict] = []
     java = threading.Thread(target=lambda: java_lines.extend(run_peer(
-        "consume", namesrv=java_namesrv.addr, topic=topic, group=group, count=1_000_000, timeout_ms=45_000,
+        "consume", namesrv=java_namesrv.addr, topic=topic, group=group, count=1_000_000, timeout_ms=35_000,
         timeout=120)))
     java.start()
     first, second = Collector(), Collector()

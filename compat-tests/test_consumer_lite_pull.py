@@ -138,3 +138,35 @@ def test_asyncio_twin_polls_the_same_messages(java_namesrv, produced):
     got = asyncio.run(read_all())
     assert sorted((m.queue_id, m.queue_offset) for m in got) == sorted(by_position)
     assert {m.body for m in got} == {f"lite-{i}".encode() for i in range(COUNT)}
+
+
+def test_subscribe_mode_splits_the_queues_of_a_group(java_namesrv, produced):
+    topic, by_position, _, _ = produced
+    group = _name("lp")
+    consumers = []
+    try:
+        for _ in range(2):
+            consumer = LitePullConsumer(group, namesrv_addr=java_namesrv.addr,
+                                        consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+            consumer.subscribe(topic, "TagL")
+            consumer.start()
+            consumers.append(consumer)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assigned = [{q for q in c.assignment() if q.topic == topic} for c in consumers]
+            if all(len(a) == 2 for a in assigned) and not assigned[0] & assigned[1]:
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError(f"the queues were not split: {assigned}")
+        got: list = []
+        deadline = time.monotonic() + 30
+        while len(got) < COUNT and time.monotonic() < deadline:
+            for consumer in consumers:
+                got.extend((consumer, m) for m in consumer.poll(200))
+    finally:
+        for consumer in consumers:
+            consumer.shutdown()
+    assert sorted((m.queue_id, m.queue_offset) for _, m in got) == sorted(by_position)
+    for consumer, message in got:
+        assert MessageQueue(topic, message.broker_name, message.queue_id) in assigned[consumers.index(consumer)]

@@ -52,7 +52,7 @@ class FakeBroker:
             RequestCode.GET_CONSUMER_LIST_BY_GROUP: self.on_consumer_list, RequestCode.PULL_MESSAGE: self.on_pull,
             RequestCode.QUERY_CONSUMER_OFFSET: self.on_query_offset, RequestCode.UPDATE_CONSUMER_OFFSET: self.on_update,
             RequestCode.GET_MAX_OFFSET: self.on_max, RequestCode.GET_MIN_OFFSET: self.on_min,
-            RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: self.on_min,
+            RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: self.on_search,
             RequestCode.CONSUMER_SEND_MSG_BACK: self.on_send_back, RequestCode.LOCK_BATCH_MQ: self.on_lock,
             RequestCode.UNLOCK_BATCH_MQ: self.on_unlock, RequestCode.SEND_MESSAGE_V2: self.on_send,
         }
@@ -152,6 +152,10 @@ class FakeBroker:
     async def on_max(self, ctx, request):
         key = (request.ext_fields["topic"], int(request.ext_fields["queueId"]))
         return create_response(request, 0, ext_fields={"offset": str(len(self.queues.get(key, [])))})
+
+    async def on_search(self, ctx, request):
+        self.requests.append(request)
+        return create_response(request, 0, ext_fields={"offset": "2"})
 
     async def on_min(self, ctx, request):
         return create_response(request, 0, ext_fields={"offset": "0"})
@@ -451,7 +455,39 @@ async def test_lite_pull_assign_seek_and_commit(broker):
         assert [m.body for m in again] == [b"l3", b"l4"]
         await consumer.commit_sync()
         assert await consumer.committed(queue) == 5
-        assert await consumer.offset_for_timestamp(queue, 0) == 0
+        assert await consumer.offset_for_timestamp(queue, 0) == 2, "the broker's answer"
         pull = broker.of_code(RequestCode.PULL_MESSAGE)[0].ext_fields
         assert int(pull["sysFlag"]) == 0x2 | 0x4 | 0x10 and pull["subscription"] == "*"
     assert committed(broker) == {0: 5}
+
+
+@pytest.mark.parametrize("where, expected", [
+    ("CONSUME_FROM_FIRST_OFFSET", ["w0", "w1", "w2", "w3", "new"]),
+    ("CONSUME_FROM_LAST_OFFSET", ["new"]),
+    ("CONSUME_FROM_TIMESTAMP", ["w2", "w3", "new"]),
+])
+async def test_where_a_new_group_starts(broker, where, expected):
+    for i in range(4):
+        broker.put("T", 0, f"w{i}".encode())
+    got = []
+
+    def listener(messages, context):
+        got.extend(m.body.decode() for m in messages)
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    async with push(broker, listener, consume_from_where=where, consume_timestamp="20240131235959"):
+        await until(lambda: any(q.topic == "T" for q in consumer_queues(broker)))
+        broker.put("T", 0, b"new")
+        await until(lambda: "new" in got)
+        await asyncio.sleep(HOLD_S)
+    assert got == expected
+    if where == "CONSUME_FROM_TIMESTAMP":
+        [search] = [r for r in broker.of_code(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP) if r.ext_fields["queueId"] == "0"
+                    and r.ext_fields["topic"] == "T"]
+        assert int(search.ext_fields["timestamp"]) == int(time.mktime((2024, 1, 31, 23, 59, 59, 0, 0, -1)) * 1000)
+
+
+def consumer_queues(broker: FakeBroker) -> list[MessageQueue]:
+    """The queues some consumer pulled."""
+    return [MessageQueue(r.ext_fields["topic"], BROKER, int(r.ext_fields["queueId"]))
+            for r in broker.of_code(RequestCode.PULL_MESSAGE)]

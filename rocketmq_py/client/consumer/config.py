@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from rocketmq_py.client.config import ClientConfig
+from rocketmq_py.client.consumer.allocate import resolve_strategy
 from rocketmq_py.common import topic as topics
 from rocketmq_py.common import validators
 from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, MessageModel
@@ -76,6 +77,7 @@ class ConsumerConfig(ClientConfig):
         if not isinstance(self.consume_from_where, ConsumeFromWhere):
             raise InvalidArgumentError(f"consume_from_where is not valid: {self.consume_from_where!r}")
         parse_consume_timestamp(self.consume_timestamp)
+        resolve_strategy(self.allocate_message_queue_strategy)
         _in_range("pull_threshold_for_queue", self.pull_threshold_for_queue, 1, 65535)
         _in_range("pull_threshold_size_for_queue", self.pull_threshold_size_for_queue, 1, 1024)
         self.serialize_type_code()

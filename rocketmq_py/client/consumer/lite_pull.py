@@ -251,6 +251,8 @@ class AsyncLitePullConsumer(ConsumerMember):
             self.state = ServiceState.SHUTDOWN_ALREADY
             return
         self.state = ServiceState.SHUTDOWN_ALREADY
+        if self.rebalance is not None:
+            await self.rebalance.stop()
         tasks = list(self._tasks.values())
         self._tasks.clear()
         for task in tasks:
@@ -524,9 +526,10 @@ class AsyncLitePullConsumer(ConsumerMember):
         if self.rebalance is not None and topic in self.rebalance.subscription_inner:
             self.rebalance.topic_subscribe_info[topic] = subscribe_queues(topic, route)
 
-    async def do_rebalance(self) -> None:
+    async def do_rebalance(self) -> bool:
         if self.rebalance is not None and self.subscription_type is SubscriptionType.SUBSCRIBE:
-            await self.rebalance.do_rebalance(False)
+            return await self.rebalance.do_rebalance(False)
+        return False
 
     def queues_to_persist(self) -> set[MessageQueue]:
         return set(self._assigned)

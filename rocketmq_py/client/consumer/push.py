@@ -218,13 +218,14 @@ class AsyncPushConsumer(ConsumerMember):
             self.state = ServiceState.SHUTDOWN_ALREADY
             return
         self.state = ServiceState.SHUTDOWN_ALREADY
+        assert self.consume_service is not None and self.rebalance is not None
+        await self.rebalance.stop()
         pulls = list(self._pull_tasks.values())
         self._pull_tasks.clear()
         for task in pulls:
             task.cancel()
         await asyncio.gather(*pulls, return_exceptions=True)
         await self._stop_background()
-        assert self.consume_service is not None and self.rebalance is not None
         await self.consume_service.shutdown(self.config.await_termination_millis_when_shutdown / 1000.0)
         for task in list(self._side_tasks):
             task.cancel()
@@ -450,9 +451,10 @@ class AsyncPushConsumer(ConsumerMember):
         if self.rebalance is not None and topic in self.rebalance.subscription_inner:
             self.rebalance.topic_subscribe_info[topic] = self.subscribe_queues(topic, route)
 
-    async def do_rebalance(self) -> None:
+    async def do_rebalance(self) -> bool:
         if self.rebalance is not None and not self.paused:
-            await self.rebalance.do_rebalance(self.consume_orderly)
+            return await self.rebalance.do_rebalance(self.consume_orderly)
+        return False
 
     def queues_to_persist(self) -> set[MessageQueue]:
         return set(self.rebalance.process_queue_table) if self.rebalance is not None else set()

@@ -57,11 +57,19 @@ class RebalanceImpl(abc.ABC):
         self.topic_subscribe_info: dict[str, set[MessageQueue]] = {}
         self.process_queue_table: dict[MessageQueue, ProcessQueue] = {}
         self._lock = asyncio.Lock()
+        self.stopped = False
+        self.lock_failed = False
+        #: Queues a lock was asked for: at shutdown they are all released, also one whose answer was lost.
+        self.lock_requested: set[MessageQueue] = set()
 
     # --- the rebalance -------------------------------------------------------------------------
 
-    async def do_rebalance(self, is_order: bool) -> None:
+    async def do_rebalance(self, is_order: bool) -> bool:
+        """Rebalance every subscribed topic; True when a queue could not be locked yet (try again soon)."""
         async with self._lock:
+            if self.stopped:
+                return False
+            self.lock_failed = False
             for topic in list(self.subscription_inner):
                 try:
                     await self._rebalance_by_topic(topic, is_order)
@@ -69,6 +77,7 @@ class RebalanceImpl(abc.ABC):
                     if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
                         _log.warning("rebalance of %s for %s failed: %s", topic, self.group, error)
             await self._truncate_queues_not_my_topic()
+            return self.lock_failed
 
     async def allocated_queues(self, topic: str) -> set[MessageQueue] | None:
         """The queues of ``topic`` this consumer should hold now, or None when that cannot be known yet."""
@@ -148,7 +157,9 @@ class RebalanceImpl(abc.ABC):
             if queue in self.process_queue_table:
                 continue
             if is_order and not await self.lock(queue):
-                _log.warning("%s could not lock %s; it is taken later", self.group, queue)
+                _log.info("%s could not lock %s yet (another consumer releases it); trying again soon",
+                          self.group, queue)
+                self.lock_failed = True
                 continue
             self.remove_dirty_offset(queue)
             pq = ProcessQueue()
@@ -177,6 +188,12 @@ class RebalanceImpl(abc.ABC):
         if pq is not None:
             pq.dropped = True
             await self.remove_unnecessary_message_queue(queue, pq)
+
+    async def stop(self) -> None:
+        """No rebalance after this; returns once one in progress has finished."""
+        self.stopped = True
+        async with self._lock:
+            pass
 
     def destroy(self) -> None:
         for pq in self.process_queue_table.values():
@@ -210,9 +227,9 @@ class RebalanceImpl(abc.ABC):
 
     # --- broker locks (orderly) ------------------------------------------------------------------
 
-    def _queues_by_broker(self) -> dict[str, set[MessageQueue]]:
+    def _queues_by_broker(self, also: set[MessageQueue] | None = None) -> dict[str, set[MessageQueue]]:
         result: dict[str, set[MessageQueue]] = {}
-        for queue in self.process_queue_table:
+        for queue in set(self.process_queue_table) | (also or set()):
             result.setdefault(queue.broker_name, set()).add(queue)
         return result
 
@@ -224,6 +241,7 @@ class RebalanceImpl(abc.ABC):
         addr = self._master(queue.broker_name)
         if addr is None:
             return False
+        self.lock_requested.add(queue)
         try:
             locked = await self.instance.api.lock_batch_mq(addr, self.group, self.instance.client_id, [queue],
                                                            LOCK_TIMEOUT_MS)
@@ -267,9 +285,11 @@ class RebalanceImpl(abc.ABC):
                                                     LOCK_TIMEOUT_MS, oneway)
         except (RocketMQError, OSError) as error:
             _log.warning("unlocking %s for %s failed: %s", queue, self.group, error)
+        else:
+            self.lock_requested.discard(queue)
 
     async def unlock_all(self, oneway: bool) -> None:
-        for broker_name, queues in self._queues_by_broker().items():
+        for broker_name, queues in self._queues_by_broker(self.lock_requested).items():
             addr = self._master(broker_name)
             if addr is None or not queues:
                 continue
@@ -279,6 +299,7 @@ class RebalanceImpl(abc.ABC):
             except (RocketMQError, OSError) as error:
                 _log.warning("unlocking the queues of %s on %s failed: %s", self.group, broker_name, error)
                 continue
+            self.lock_requested -= queues
             for queue in queues:
                 pq = self.process_queue_table.get(queue)
                 if pq is not None:

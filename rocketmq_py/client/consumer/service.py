@@ -11,6 +11,7 @@ group's consumers changed, and persists its offsets every
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import os
 import time
@@ -40,6 +41,8 @@ _log = logging.getLogger(__name__)
 #: Java's rocketmq.client.rebalance.waitInterval; ROCKETMQ_PY_REBALANCE_INTERVAL_MS overrides it.
 REBALANCE_INTERVAL_S = int(os.environ.get("ROCKETMQ_PY_REBALANCE_INTERVAL_MS", "20000")) / 1000.0
 INITIAL_PERSIST_DELAY_S = 10.0
+LOCK_RETRY_INTERVAL_S = 1.0
+LOCK_RETRIES = 10
 CLIENT_VERSION = "V4_9_8"
 
 
@@ -113,20 +116,28 @@ class ConsumerMember:
 
     async def _rebalance_loop(self) -> None:
         assert self._rebalance_wakeup is not None
+        wait_s = REBALANCE_INTERVAL_S
+        quick_retries = 0
         while True:
             try:
-                await asyncio.wait_for(self._rebalance_wakeup.wait(), REBALANCE_INTERVAL_S)
+                await asyncio.wait_for(self._rebalance_wakeup.wait(), wait_s)
             except asyncio.TimeoutError:
                 pass
             self._rebalance_wakeup.clear()
+            wait_s = REBALANCE_INTERVAL_S
             if self.state is not ServiceState.RUNNING:
                 continue
             try:
-                await self.do_rebalance()
+                retry_soon = await self.do_rebalance()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 _log.error("rebalance of %s failed", self.group, exc_info=True)
+                continue
+            # A queue another consumer is still releasing: look again in a second rather than in 20 s.
+            quick_retries = quick_retries + 1 if retry_soon else 0
+            if retry_soon and quick_retries <= LOCK_RETRIES:
+                wait_s = LOCK_RETRY_INTERVAL_S
 
     async def _persist_loop(self, interval_ms: int) -> None:
         await asyncio.sleep(INITIAL_PERSIST_DELAY_S)
@@ -174,7 +185,8 @@ class ConsumerMember:
     def on_route_changed(self, topic: str, route: TopicRouteData) -> None:
         raise NotImplementedError
 
-    async def do_rebalance(self) -> None:
+    async def do_rebalance(self) -> bool:
+        """True when it should run again soon (a queue lock is still held by another consumer)."""
         raise NotImplementedError
 
     def queues_to_persist(self) -> set[MessageQueue]:
@@ -190,7 +202,14 @@ class ConsumerMember:
             if name in ("access_key", "secret_key", "security_token") or value is None:
                 continue
             java_name = name.split("_")[0] + "".join(part.title() for part in name.split("_")[1:])
-            properties[java_name] = getattr(value, "value", None) or str(value)
+            if isinstance(value, bool):
+                properties[java_name] = "true" if value else "false"
+            elif isinstance(value, enum.Enum):
+                properties[java_name] = str(value.value)
+            elif isinstance(value, (str, int, float)):
+                properties[java_name] = str(value)
+            else:
+                properties[java_name] = getattr(value, "name", None) or type(value).__name__
         properties["consumerGroup"] = self.group
         return properties
 
