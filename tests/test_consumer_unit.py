@@ -367,9 +367,16 @@ def test_listener_kinds():
     ({"consume_timestamp": "2024-01-01"}, "yyyyMMddHHmmss"),
 ])
 def test_push_settings_are_checked(options, match):
-    config = PushConsumerConfig(**{"consumer_group": "g", **options})
+    config = PushConsumerConfig(**{"consumer_group": "g", "namesrv_addr": "127.0.0.1:9876", **options})
     with pytest.raises(InvalidArgumentError, match=match):
         config.validate()
+
+
+def test_a_consumer_without_a_name_server_is_refused():
+    from rocketmq_py.errors import NoNameServerError
+
+    with pytest.raises(NoNameServerError, match="namesrv_addr"):
+        PushConsumerConfig(consumer_group="g", namesrv_addr="").validate()
 
 
 def test_settings_take_java_names_for_enums():
@@ -381,7 +388,7 @@ def test_settings_take_java_names_for_enums():
         PushConsumerConfig(consumer_group="g", message_model="EVERYONE")
     assert parse_consume_timestamp("20240131235959") > 0
     with pytest.raises(InvalidArgumentError):
-        LitePullConsumerConfig(consumer_group="g", auto_commit_interval_millis=10).validate()
+        LitePullConsumerConfig(consumer_group="g", namesrv_addr="n:1", auto_commit_interval_millis=10).validate()
 
 
 async def test_consumers_refuse_bad_input_before_anything_is_sent():

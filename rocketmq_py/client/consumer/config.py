@@ -17,7 +17,7 @@ from rocketmq_py.client.consumer.allocate import resolve_strategy
 from rocketmq_py.common import topic as topics
 from rocketmq_py.common import validators
 from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, MessageModel
-from rocketmq_py.errors import InvalidArgumentError
+from rocketmq_py.errors import InvalidArgumentError, NoNameServerError
 
 DEFAULT_CONSUMER_GROUP = "DEFAULT_CONSUMER"
 TIMESTAMP_FORMAT = "%Y%m%d%H%M%S"
@@ -83,6 +83,8 @@ class ConsumerConfig(ClientConfig):
         self.serialize_type_code()
         if (self.access_key is None) != (self.secret_key is None):
             raise InvalidArgumentError("set both access_key and secret_key for ACL, or neither")
+        if not self.namesrv_addresses():
+            raise NoNameServerError("no name server address: pass namesrv_addr='host:9876' or set NAMESRV_ADDR")
 
     @property
     def group(self) -> str:

@@ -259,6 +259,8 @@ class AsyncLitePullConsumer(ConsumerMember):
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self._stop_background()
+        if self.config.auto_commit:
+            self.commit_all()
         await self.persist_consumer_offset(force=True)
         if self.rebalance is not None:
             self.rebalance.destroy()
