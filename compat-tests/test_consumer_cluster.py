@@ -93,9 +93,9 @@ def test_two_python_and_one_java_consumer_share_a_group(java_namesrv, java_broke
         time.sleep(2.0)  # the Java consumer rebalances on the same notice
 
         sent, _ = _produce(java_namesrv.addr, topic, 60, "steady")
-        _wait(lambda: len(first.snapshot()) + len(second.snapshot()) + len(_java_bodies(java_lines)) >= 60
-              or len(first.snapshot()) + len(second.snapshot()) >= 30, 20, "the Python share of the messages")
-        time.sleep(4.0)
+        # The Python consumers own 5 or 6 of the 8 queues: more than half of the messages are theirs.
+        _wait(lambda: len(first.snapshot()) + len(second.snapshot()) >= 30, 20, "the Python share of the messages")
+        time.sleep(4.0)  # the rest, and any duplicate, would arrive by now
         python_bodies = first.snapshot() + second.snapshot()
         assert python_bodies and set(python_bodies) < sent, "the Python consumers consumed a share, not all"
 
