@@ -168,10 +168,6 @@ class InvalidSelectorError(InvalidArgumentError):
     """A subscription expression (tags or SQL92) cannot be parsed; nothing was subscribed."""
 
 
-class InvalidSelectorError(InvalidArgumentError):
-    """A subscription expression (tags or SQL92) cannot be parsed; nothing was subscribed."""
-
-
 # --- store ------------------------------------------------------------------
 
 
