@@ -56,8 +56,9 @@ async def run_until_stopped(start: Callable[[], Awaitable[object]], stop: Callab
 def _add_namesrv(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("namesrv", help="run a name server (Java's mqnamesrv)")
     parser.add_argument("-c", "--config", help="a namesrv.properties file (Java's keys, e.g. listenPort, kvConfigPath)")
-    parser.add_argument("-p", "--port", type=int, help="the port to listen on (default: listenPort, 9876)")
-    parser.add_argument("--print-config", action="store_true", help="print every config key and exit")
+    parser.add_argument("--port", type=int, help="the port to listen on (default: listenPort, 9876)")
+    # -p prints the configuration, as it does for Java's mqnamesrv and mqbroker.
+    parser.add_argument("-p", "--print-config", action="store_true", help="print every config key and exit")
     parser.set_defaults(run=_run_namesrv)
 
 

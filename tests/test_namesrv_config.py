@@ -105,14 +105,15 @@ def test_kv_config_reads_a_java_written_file(tmp_path):
 
 
 def test_cli_parses_namesrv_options():
-    args = build_parser().parse_args(["namesrv", "-c", "x.properties", "-p", "9999"])
-    assert (args.command, args.config, args.port) == ("namesrv", "x.properties", 9999)
+    args = build_parser().parse_args(["namesrv", "-c", "x.properties", "--port", "9999"])
+    assert (args.command, args.config, args.port, args.print_config) == ("namesrv", "x.properties", 9999, False)
+    assert build_parser().parse_args(["namesrv", "-p"]).print_config is True
 
 
 def test_cli_print_config(tmp_path, capsys):
     from rocketmq_py.cli import main
 
-    assert main(["namesrv", "-p", "1234", "--print-config"]) == 0
+    assert main(["namesrv", "--port", "1234", "-p"]) == 0
     assert "listenPort=1234\n" in capsys.readouterr().out
 
 
@@ -125,7 +126,7 @@ def test_python_m_namesrv_serves_and_stops_on_sigterm(tmp_path):
     conf = tmp_path / "namesrv.properties"
     conf.write_text(f"kvConfigPath={tmp_path / 'kv.json'}\nbindAddress=127.0.0.1\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", "namesrv", "-c", str(conf), "-p", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", "namesrv", "-c", str(conf), "--port", str(port)],
                             stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
     try:
         deadline = time.monotonic() + 20
