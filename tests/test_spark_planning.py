@@ -137,3 +137,19 @@ def test_importing_rocketmq_py_spark_needs_no_pyspark():
     code = ("import sys, rocketmq_py, rocketmq_py.spark, rocketmq_py.spark.options, rocketmq_py.spark.planning; "
             "assert 'pyspark' not in sys.modules, 'pyspark imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_pyspark_finds_both_sources_by_its_module_scan():
+    """PySpark registers the DefaultSource of every importable ``pyspark_*`` module (lookup_data_sources.py)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    code = ("from pkgutil import iter_modules; from importlib import import_module; "
+            "from pyspark.sql.datasource import DataSource; "
+            "names = sorted(import_module(m.name).DefaultSource.name() for m in iter_modules() "
+            "if m.name.startswith('pyspark_rocketmq')); print(names)")
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.stdout.strip() == "['rocketmq', 'rocketmq.store']"

@@ -1,0 +1,183 @@
+"""RocketMQ access for the Spark source and sink: route and offset look-ups, pipelined range pulls.
+
+Spark runs the source's methods in plain (non-async) Python processes: the planner and the
+streaming runner on the driver, pooled workers on the executors. Each process keeps one
+:class:`Session` per set of client settings, with a private event loop that the blocking
+calls here run to completion; workers are reused, so connections survive across tasks.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import threading
+from typing import Iterator
+
+from rocketmq_py import codec
+from rocketmq_py.client.api import MQClientAPI
+from rocketmq_py.common.acl import SessionCredentials
+from rocketmq_py.common.codes import ResponseCode
+from rocketmq_py.common.headers.pull import PullMessageRequestHeader, PullMessageResponseHeader, build_pull_sys_flag
+from rocketmq_py.common.message import MessageExt
+from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.common.route import MASTER_ID
+from rocketmq_py.remoting.client import RemotingClient
+from rocketmq_py.remoting.config import RemotingClientConfig
+from rocketmq_py.spark.options import ClientSettings
+from rocketmq_py.spark.planning import DataLossError, QueueBounds, QueueRange
+
+_log = logging.getLogger(__name__)
+
+#: Queue permission bits (Java's PermName): a queue of a topic without PERM_READ is not read.
+PERM_READ = 0x4
+
+_SESSIONS: dict[ClientSettings, "Session"] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def session(settings: ClientSettings) -> "Session":
+    """The process's session for these settings (created on first use, reused by later tasks)."""
+    with _SESSIONS_LOCK:
+        found = _SESSIONS.get(settings)
+        if found is None or found.closed:
+            found = _SESSIONS[settings] = Session(settings)
+        return found
+
+
+class Session:
+    """A remoting client and the client API on a private event loop."""
+
+    def __init__(self, settings: ClientSettings) -> None:
+        self.settings = settings
+        self.loop = asyncio.new_event_loop()
+        self.closed = False
+        credentials = None
+        if settings.access_key and settings.secret_key:
+            credentials = SessionCredentials(settings.access_key, settings.secret_key, settings.security_token)
+        self.remoting = RemotingClient(config=RemotingClientConfig(use_tls=settings.use_tls))
+        self.api = MQClientAPI(self.remoting, credentials=credentials)
+
+    def run(self, coroutine):
+        return self.loop.run_until_complete(coroutine)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.run(self.remoting.shutdown())
+            self.loop.close()
+
+    # --- metadata (driver) ---------------------------------------------------------------------
+
+    def namesrv_addrs(self) -> list[str]:
+        return [a.strip() for a in self.settings.namesrv_addr.split(";") if a.strip()]
+
+    async def _route(self, topic: str):
+        error: Exception | None = None
+        for addr in self.namesrv_addrs():
+            try:
+                return await self.api.get_topic_route(addr, topic)
+            except Exception as failure:  # noqa: BLE001 - try the next name server, report the last failure
+                error = failure
+        raise RuntimeError(f"no route for topic {topic!r} from name server(s) {self.settings.namesrv_addr}: "
+                           f"{error}") from error
+
+    async def _bounds(self, topics: tuple[str, ...]) -> list[QueueBounds]:
+        queues = []
+        for topic in topics:
+            route = await self._route(topic)
+            masters = {b.broker_name: b.broker_addrs.get(MASTER_ID) for b in route.broker_datas}
+            for data in route.queue_datas:
+                addr = masters.get(data.broker_name)
+                if not addr or not data.perm & PERM_READ:
+                    continue
+                queues.extend((topic, data.broker_name, addr, qid) for qid in range(data.read_queue_nums))
+
+        async def one(topic: str, broker: str, addr: str, qid: int) -> QueueBounds:
+            mq = MessageQueue(topic, broker, qid)
+            low, high = await asyncio.gather(self.api.get_min_offset(addr, mq), self.api.get_max_offset(addr, mq))
+            return QueueBounds(topic, broker, addr, qid, low, high)
+
+        return list(await asyncio.gather(*(one(*q) for q in queues)))
+
+    def bounds(self, topics: tuple[str, ...]) -> list[QueueBounds]:
+        """Every readable queue of the topics with its master address and [min, max) offsets."""
+        return self.run(self._bounds(topics))
+
+    def offsets_for_timestamp(self, bounds: list[QueueBounds], timestamp_ms: int) -> dict:
+        """The first offset stored at or after ``timestamp_ms`` in each queue."""
+        async def one(queue: QueueBounds) -> int:
+            mq = MessageQueue(queue.topic, queue.broker_name, queue.queue_id)
+            return await self.api.search_offset(queue.broker_addr, mq, timestamp_ms)
+
+        found = self.run(asyncio.gather(*(one(q) for q in bounds)))
+        return {q.key: offset for q, offset in zip(bounds, found)}
+
+    # --- pulls (executors) -----------------------------------------------------------------------
+
+    async def _pull(self, part: QueueRange, group: str, sub_expression: str, offset: int, count: int):
+        header = PullMessageRequestHeader(
+            consumer_group=group, topic=part.topic, queue_id=part.queue_id, queue_offset=offset,
+            max_msg_nums=count, sys_flag=build_pull_sys_flag(False, False, True), commit_offset=0,
+            suspend_timeout_millis=0, sub_version=0, subscription=sub_expression, expression_type="TAG",
+            broker_name=part.broker_name,
+        )
+        response = await self.api.pull_message(part.broker_addr, header, self.settings.pull_timeout_ms)
+        answer = PullMessageResponseHeader.from_ext_fields(response.ext_fields)
+        messages = []
+        if response.code == ResponseCode.SUCCESS and response.body:
+            messages = codec.decode_store_records(response.body, strict=False)
+        return response.code, answer, messages
+
+    def read_range(self, part: QueueRange, group: str, sub_expression: str = "*",
+                   fail_on_data_loss: bool = True) -> Iterator[list[MessageExt]]:
+        """The messages of ``part`` in queue order, a pull's worth at a time.
+
+        ``pipeline_depth`` pulls of consecutive windows are in flight at once; a pull that
+        returns less than its window (the broker's transfer limits) is followed by one for the
+        rest before later windows are handed out, so the order is kept.
+        """
+        batch, depth = self.settings.pull_batch_size, self.settings.pipeline_depth
+        pending: collections.deque = collections.deque()
+        next_window = part.start
+
+        def issue(offset: int, count: int, front: bool = False) -> None:
+            task = self.loop.create_task(self._pull(part, group, sub_expression, offset, count))
+            (pending.appendleft if front else pending.append)((offset, count, task))
+
+        try:
+            while True:
+                while len(pending) < depth and next_window < part.end:
+                    count = min(batch, part.end - next_window)
+                    issue(next_window, count)
+                    next_window += count
+                if not pending:
+                    return
+                offset, count, task = pending.popleft()
+                code, answer, messages = self.run(task)
+                window_end = offset + count
+                wanted = [m for m in messages if offset <= m.queue_offset < window_end]
+                reached = answer.next_begin_offset if code == ResponseCode.SUCCESS else offset
+                if code != ResponseCode.SUCCESS and code != ResponseCode.PULL_RETRY_IMMEDIATELY:
+                    reached = self._lost(part, offset, window_end, answer, fail_on_data_loss)
+                elif code == ResponseCode.PULL_RETRY_IMMEDIATELY:
+                    reached = answer.next_begin_offset
+                if wanted:
+                    reached = max(reached, wanted[-1].queue_offset + 1)
+                    yield wanted
+                if reached <= offset and not wanted:
+                    reached = self._lost(part, offset, window_end, answer, fail_on_data_loss)
+                if reached < window_end:
+                    issue(reached, window_end - reached, front=True)
+        finally:
+            for *_, task in pending:
+                task.cancel()
+
+    def _lost(self, part: QueueRange, offset: int, window_end: int, answer, fail_on_data_loss: bool) -> int:
+        """Offsets [offset, ...) cannot be read: error, or skip to where the queue has messages again."""
+        what = (f"queue {part.topic}/{part.broker_name}/{part.queue_id}: offsets from {offset} cannot be read "
+                f"(the broker holds [{answer.min_offset}, {answer.max_offset}]; messages deleted or the queue reset)")
+        if fail_on_data_loss:
+            raise DataLossError(f"{what}; set failOnDataLoss=false to skip them")
+        target = answer.min_offset if offset < answer.min_offset else window_end
+        _log.warning("%s; skipping to %d (failOnDataLoss=false)", what, target)
+        return max(target, offset + 1) if target <= offset else target

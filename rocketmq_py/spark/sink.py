@@ -1,0 +1,186 @@
+"""Writing Arrow record batches to RocketMQ: the work of the ``rocketmq`` sink on an executor.
+
+Columns: ``body`` (binary or string) is required; ``topic``, ``tags``, ``keys`` (strings) and
+``properties`` (map<string,string>) are optional. The ``topic`` option overrides the column.
+Rows are sent in batch messages with several sends in flight. With a sharding key column,
+each key's rows go to the queue its hash picks (as Java's SelectMessageQueueByHash), and the
+sends to one queue are sequential, so each key keeps its order. Delivery is at least once:
+a task that fails after some sends is retried by Spark and sends them again.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+
+from rocketmq_py.common.message import Message
+from rocketmq_py.spark.options import InvalidOptionError, SinkOptions
+
+OPTIONAL_STRING_COLUMNS = ("topic", "tags", "keys")
+KNOWN_COLUMNS = frozenset({"body", "topic", "tags", "keys", "properties"})
+#: Messages per batch send and bytes per batch (well under the broker's 4 MiB).
+BATCH_MESSAGES = 64
+BATCH_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """Which input columns feed which message field (checked on the driver, shipped to executors)."""
+
+    has_topic: bool
+    has_tags: bool
+    has_keys: bool
+    has_properties: bool
+    sharding_key: str | None
+
+
+def check_write_schema(fields: list[tuple[str, str]], options: SinkOptions) -> ColumnPlan:
+    """``fields`` are (name, Spark simpleString type); raise before anything is sent when they do not fit."""
+    types = {name: kind for name, kind in fields}
+    if "body" not in types:
+        raise InvalidOptionError(
+            f"a rocketmq sink needs a 'body' column (binary or string); the DataFrame has {sorted(types)}"
+        )
+    if types["body"] not in ("binary", "string"):
+        raise InvalidOptionError(f"column body must be binary or string, not {types['body']}")
+    for name in OPTIONAL_STRING_COLUMNS:
+        if name in types and types[name] != "string":
+            raise InvalidOptionError(f"column {name} must be a string, not {types[name]}")
+    if "properties" in types and types["properties"] != "map<string,string>":
+        raise InvalidOptionError(f"column properties must be map<string,string>, not {types['properties']}")
+    if options.topic is None and "topic" not in types:
+        raise InvalidOptionError("no topic: set option topic or give the DataFrame a topic column")
+    if options.sharding_key is not None and options.sharding_key not in types:
+        raise InvalidOptionError(f"option shardingKey names column {options.sharding_key!r}, "
+                                 f"which the DataFrame does not have ({sorted(types)})")
+    return ColumnPlan("topic" in types, "tags" in types, "keys" in types, "properties" in types,
+                      options.sharding_key)
+
+
+_PRODUCERS: dict = {}
+_PRODUCERS_LOCK = threading.Lock()
+
+
+class _Producer:
+    """An AsyncProducer running on a private loop, kept for the life of the worker process."""
+
+    def __init__(self, options: SinkOptions) -> None:
+        import os
+
+        from rocketmq_py.client.producer import AsyncProducer
+
+        self.loop = asyncio.new_event_loop()
+        client = options.client
+        self.producer = AsyncProducer(
+            options.producer_group, namesrv_addr=client.namesrv_addr, send_msg_timeout=options.send_timeout_ms,
+            instance_name=f"spark-{os.getpid()}", use_tls=client.use_tls, access_key=client.access_key,
+            secret_key=client.secret_key, security_token=client.security_token,
+        )
+        self.loop.run_until_complete(self.producer.start())
+
+
+def producer_for(options: SinkOptions) -> _Producer:
+    key = (options.client, options.producer_group, options.send_timeout_ms)
+    with _PRODUCERS_LOCK:
+        found = _PRODUCERS.get(key)
+        if found is None:
+            found = _PRODUCERS[key] = _Producer(options)
+        return found
+
+
+def messages_of(batch, plan: ColumnPlan, options: SinkOptions) -> tuple[list[Message], list | None]:
+    """The batch's rows as messages, and their sharding keys (None without a sharding key)."""
+    columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
+    bodies = columns["body"]
+    count = len(bodies)
+    topics = columns["topic"] if plan.has_topic and options.topic is None else [options.topic] * count
+    tags = columns.get("tags") if plan.has_tags else None
+    keys = columns.get("keys") if plan.has_keys else None
+    props = columns.get("properties") if plan.has_properties else None
+    messages = []
+    for i in range(count):
+        body = bodies[i]
+        if body is None:
+            raise ValueError("a row has a null body: a message needs a body")
+        if isinstance(body, str):
+            body = body.encode()
+        topic = topics[i]
+        if not topic:
+            raise ValueError("a row has a null topic: set option topic or fill the topic column")
+        properties = dict(props[i]) if props is not None and props[i] else None
+        messages.append(Message(topic, body, tags=tags[i] if tags else None, keys=keys[i] if keys else None,
+                                properties=properties))
+    shard = columns[plan.sharding_key] if plan.sharding_key else None
+    return messages, shard
+
+
+def _chunks(messages: list[Message]):
+    """Consecutive runs of one topic, at most BATCH_MESSAGES and about BATCH_BYTES each."""
+    run: list[Message] = []
+    size = 0
+    for message in messages:
+        if run and (message.topic != run[0].topic or len(run) >= BATCH_MESSAGES
+                    or size + len(message.body) > BATCH_BYTES):
+            yield run
+            run, size = [], 0
+        run.append(message)
+        size += len(message.body)
+    if run:
+        yield run
+
+
+async def _send_all(producer, batches, plan: ColumnPlan, options: SinkOptions) -> int:
+    from rocketmq_py.client.producer.selector import SelectMessageQueueByHash
+
+    limit = max(1, options.max_in_flight // BATCH_MESSAGES)
+    pending: set[asyncio.Future] = set()
+    errors: list[BaseException] = []
+    chains: dict = {}
+    selector = SelectMessageQueueByHash()
+    sent = 0
+
+    async def send_after(previous: asyncio.Future | None, run: list[Message], queue) -> None:
+        if previous is not None:
+            await asyncio.shield(previous)
+        await producer.send(run if len(run) > 1 else run[0], queue)
+
+    async def make_room() -> None:
+        nonlocal pending
+        while len(pending) >= limit:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            errors.extend(t.exception() for t in done if t.exception() is not None)
+        if errors:
+            raise RuntimeError(f"a batch send of this task failed: {errors[0]!r}") from errors[0]
+
+    for batch in batches:
+        messages, shard = messages_of(batch, plan, options)
+        if shard is None:
+            groups = [(None, messages)]
+        else:
+            by_queue: dict = {}
+            for message, key in zip(messages, shard):
+                queues = await producer.fetch_publish_message_queues(message.topic)
+                queue = selector.select(queues, message, "" if key is None else key)
+                by_queue.setdefault(queue, []).append(message)
+            groups = list(by_queue.items())
+        for queue, queued in groups:
+            for run in _chunks(queued):
+                await make_room()
+                # Sends to one chosen queue go one after the other, so a sharding key keeps its order.
+                task = asyncio.ensure_future(send_after(chains.get(queue) if queue else None, run, queue))
+                if queue is not None:
+                    chains[queue] = task
+                pending.add(task)
+        sent += len(messages)
+    if pending:
+        done, _ = await asyncio.wait(pending)
+        errors.extend(t.exception() for t in done if t.exception() is not None)
+    if errors:
+        raise RuntimeError(f"{len(errors)} batch send(s) of this task failed; the first: {errors[0]!r}") from errors[0]
+    return sent
+
+
+def write_batches(batches, plan: ColumnPlan, options: SinkOptions) -> int:
+    """Send every row of the Arrow batches; the number of messages sent."""
+    holder = producer_for(options)
+    return holder.loop.run_until_complete(_send_all(holder.producer, batches, plan, options))

@@ -1,0 +1,260 @@
+"""The ``rocketmq`` PySpark data source: batch and streaming reads and writes (PySpark 4.x).
+
+This module imports pyspark; :mod:`rocketmq_py.spark` loads it only when asked. What runs
+where (Spark's Python data source process model): ``reader()``, ``partitions()`` and
+``writer()`` on the driver, in planner processes; ``read()`` and ``write()`` on executors,
+from a pickled copy; stream offsets in a long-lived runner process on the driver. Nothing
+here holds a connection: the executors open theirs (see :mod:`rocketmq_py.spark.client`).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    InputPartition,
+    WriterCommitMessage,
+)
+
+from rocketmq_py.spark import planning
+from rocketmq_py.spark.client import session
+from rocketmq_py.spark.options import (
+    EARLIEST,
+    LATEST,
+    InvalidOptionError,
+    SinkOptions,
+    SourceOptions,
+    parse_sink_options,
+    parse_source_options,
+)
+from rocketmq_py.spark.schema import READ_SCHEMA_DDL, batches, read_struct_type
+from rocketmq_py.spark.sink import ColumnPlan, check_write_schema, write_batches
+
+try:  # admission control and Trigger.AvailableNow: PySpark 4.2+
+    from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
+except ImportError:  # pragma: no cover - older PySpark: every trigger reads all that is available
+    ReadAllAvailable = ReadMaxRows = None
+
+    class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
+        pass
+
+try:
+    from pyspark.sql.datasource import DataSourceStreamArrowWriter
+except ImportError:  # pragma: no cover - PySpark 4.0
+    DataSourceStreamArrowWriter = None
+
+_log = logging.getLogger(__name__)
+
+
+class RocketMQDataSource(DataSource):
+    """``spark.read.format("rocketmq")``, ``readStream``, ``write`` and ``writeStream``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "rocketmq"
+
+    def schema(self):
+        return read_struct_type()
+
+    def reader(self, schema) -> "RocketMQBatchReader":
+        _check_read_schema(schema)
+        return RocketMQBatchReader(parse_source_options(self.options, streaming=False))
+
+    def streamReader(self, schema) -> "RocketMQStreamReader":
+        _check_read_schema(schema)
+        return RocketMQStreamReader(parse_source_options(self.options, streaming=True))
+
+    def writer(self, schema, overwrite: bool) -> "RocketMQBatchWriter":
+        if overwrite:
+            raise InvalidOptionError("a topic cannot be overwritten: write to rocketmq with mode append")
+        options = parse_sink_options(self.options)
+        return RocketMQBatchWriter(options, _column_plan(schema, options))
+
+    def streamWriter(self, schema, overwrite: bool):
+        options = parse_sink_options(self.options)
+        plan = _column_plan(schema, options)
+        if DataSourceStreamArrowWriter is not None:
+            return RocketMQStreamArrowWriter(options, plan)
+        return RocketMQStreamRowWriter(options, plan)
+
+
+def _check_read_schema(schema) -> None:
+    if schema is not None and schema != read_struct_type():
+        raise InvalidOptionError(f"the rocketmq source has a fixed schema ({READ_SCHEMA_DDL}); "
+                                 "select or cast columns after loading instead of passing .schema(...)")
+
+
+def _column_plan(schema, options: SinkOptions) -> ColumnPlan:
+    return check_write_schema([(f.name, f.dataType.simpleString()) for f in schema.fields], options)
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+def _read(options: SourceOptions, partition: InputPartition):
+    part = partition.value
+    if part is None:
+        return
+    client = session(options.client)
+    chunks = client.read_range(part, options.group, options.sub_expression, options.fail_on_data_loss)
+    yield from batches(chunks, broker_name=part.broker_name)
+
+
+def _plan(options: SourceOptions, bounds, starts: dict, ends: dict) -> list[InputPartition]:
+    starts = planning.check_data_loss(starts, bounds, options.fail_on_data_loss)
+    parts = planning.split(planning.ranges(bounds, starts, ends), options.min_partitions)
+    return [InputPartition(part) for part in parts]
+
+
+def _bounds(options: SourceOptions):
+    bounds = session(options.client).bounds(options.topics)
+    for name, spec in (("startingOffsets", options.starting), ("endingOffsets", options.ending)):
+        unknown = planning.unknown_queues(spec, bounds)
+        if unknown:
+            raise InvalidOptionError(f"option {name} names queues the topic route does not have: {unknown}")
+    return bounds
+
+
+def _starts(options: SourceOptions, bounds) -> dict:
+    timestamps = None
+    if options.starting_timestamp is not None:
+        timestamps = session(options.client).offsets_for_timestamp(bounds, options.starting_timestamp)
+    return planning.resolve(options.starting, bounds, EARLIEST, timestamps)
+
+
+class RocketMQBatchReader(DataSourceReader):
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+
+    def partitions(self) -> list[InputPartition]:
+        bounds = _bounds(self.options)
+        ends = planning.resolve(self.options.ending, bounds, LATEST)
+        maxima = {q.key: q.max_offset for q in bounds}
+        for key, end in ends.items():
+            if end > maxima[key]:
+                _log.warning("endingOffsets %d of %s is past the queue's end %d; reading up to the end",
+                             end, key, maxima[key])
+                ends[key] = maxima[key]
+        return _plan(self.options, bounds, _starts(self.options, bounds), ends)
+
+    def read(self, partition: InputPartition):
+        return _read(self.options, partition)
+
+
+class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Offsets ``{"topic": {"broker": {"queueId": next offset}}}`` in Spark's checkpoint."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+        self._target: dict | None = None
+
+    def initialOffset(self) -> dict:
+        bounds = _bounds(self.options)
+        return planning.nest(_starts(self.options, bounds))
+
+    def getDefaultReadLimit(self):
+        if ReadMaxRows is not None and self.options.max_offsets_per_trigger:
+            return ReadMaxRows(self.options.max_offsets_per_trigger)
+        return ReadAllAvailable() if ReadAllAvailable is not None else None
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        bounds = session(self.options.client).bounds(self.options.topics)
+        self._target = {q.key: q.max_offset for q in bounds}
+
+    def latestOffset(self, start=None, limit=None) -> dict:
+        bounds = session(self.options.client).bounds(self.options.topics)
+        latest = {q.key: q.max_offset for q in bounds}
+        if self._target is not None:
+            latest = {key: min(offset, self._target.get(key, offset)) for key, offset in latest.items()}
+        if start is None:  # PySpark before 4.2: no admission control
+            return planning.nest(latest)
+        starts = planning.flatten(start)
+        for queue in bounds:  # queues that appeared since the query started are read from their beginning
+            starts.setdefault(queue.key, queue.min_offset)
+        max_rows = None
+        if ReadMaxRows is not None and isinstance(limit, ReadMaxRows):
+            max_rows = limit.max_rows
+        elif limit is None:
+            max_rows = self.options.max_offsets_per_trigger
+        return planning.nest(planning.limit(starts, latest, max_rows))
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        if start == end:
+            return []
+        bounds = session(self.options.client).bounds(self.options.topics)
+        starts = planning.flatten(start)
+        for queue in bounds:
+            starts.setdefault(queue.key, queue.min_offset)
+        return _plan(self.options, bounds, starts, planning.flatten(end))
+
+    def read(self, partition: InputPartition):
+        return _read(self.options, partition)
+
+    def commit(self, end: dict) -> None:
+        """Spark's checkpoint holds the offsets; nothing is committed to the broker."""
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+@dataclass
+class SentMessages(WriterCommitMessage):
+    count: int
+
+
+def _rows_to_batches(rows, plan: ColumnPlan):
+    import pyarrow as pa
+
+    chunk = []
+    for row in rows:
+        chunk.append(row.asDict())
+        if len(chunk) >= 10_000:
+            yield pa.RecordBatch.from_pylist(chunk)
+            chunk = []
+    if chunk:
+        yield pa.RecordBatch.from_pylist(chunk)
+
+
+class RocketMQBatchWriter(DataSourceArrowWriter):
+    """One producer per executor process, batch sends in flight; at-least-once."""
+
+    def __init__(self, options: SinkOptions, plan: ColumnPlan) -> None:
+        self.options = options
+        self.plan = plan
+
+    def write(self, iterator) -> SentMessages:
+        return SentMessages(write_batches(iterator, self.plan, self.options))
+
+
+class RocketMQStreamRowWriter(DataSourceStreamWriter):
+    def __init__(self, options: SinkOptions, plan: ColumnPlan) -> None:
+        self.options = options
+        self.plan = plan
+
+    def write(self, iterator) -> SentMessages:
+        return SentMessages(write_batches(_rows_to_batches(iterator, self.plan), self.plan, self.options))
+
+    def commit(self, messages, batchId) -> None:
+        """Each message was acknowledged by the broker when write() returned."""
+
+    def abort(self, messages, batchId) -> None:
+        """Sent messages stay sent (at-least-once); Spark runs the batch again."""
+
+
+if DataSourceStreamArrowWriter is not None:
+    class RocketMQStreamArrowWriter(DataSourceStreamArrowWriter):  # type: ignore[valid-type,misc]
+        def __init__(self, options: SinkOptions, plan: ColumnPlan) -> None:
+            self.options = options
+            self.plan = plan
+
+        def write(self, iterator) -> SentMessages:
+            return SentMessages(write_batches(iterator, self.plan, self.options))
+
+        def commit(self, messages, batchId) -> None:
+            """Each message was acknowledged by the broker when write() returned."""
+
+        def abort(self, messages, batchId) -> None:
+            """Sent messages stay sent (at-least-once); Spark runs the batch again."""
