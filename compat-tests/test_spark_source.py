@@ -202,3 +202,20 @@ def test_bad_options_get_a_clear_error_before_any_job(spark, java_namesrv, java_
     _no_job_runs(spark, lambda: no_body.write.format("rocketmq").option("nameServer", namesrv)
                  .option("topic", topic).mode("append").save(), "needs a 'body' column")
     assert base().option("topic", topic).load().count() == 0, "nothing was sent"
+
+
+def test_example_pipeline_counts_tags_into_another_topic(spark, java_namesrv, java_broker):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("spark_pipeline", ROOT / "examples" / "spark_pipeline.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    namesrv = java_namesrv.addr
+    source, target = _topic(namesrv, java_broker, "SparkOrders"), _topic(namesrv, java_broker, "SparkCounts")
+    _written(spark, 30).write.format("rocketmq").option("nameServer", namesrv).option("topic", source) \
+        .mode("append").save()
+    example.counts_per_tag(_reader(spark, namesrv, source).load()).write.format("rocketmq") \
+        .option("nameServer", namesrv).option("topic", target).mode("append").save()
+    counts = _reader(spark, namesrv, target).load().selectExpr("tags", "cast(body as string) as body").collect()
+    assert sorted((r.tags, r.body) for r in counts) == [
+        (f"T{i}", f'{{"tag":"T{i}","count":10}}') for i in range(3)]

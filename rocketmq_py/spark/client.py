@@ -95,7 +95,9 @@ class Session:
         async def one(topic: str, broker: str, addr: str, qid: int) -> QueueBounds:
             mq = MessageQueue(topic, broker, qid)
             low, high = await asyncio.gather(self.api.get_min_offset(addr, mq), self.api.get_max_offset(addr, mq))
-            return QueueBounds(topic, broker, addr, qid, low, high)
+            # A queue whose ConsumeQueue the broker has not made yet may answer -1 (Java answers 0).
+            low = max(low, 0)
+            return QueueBounds(topic, broker, addr, qid, low, max(high, low))
 
         return list(await asyncio.gather(*(one(*q) for q in queues)))
 

@@ -41,7 +41,7 @@ class ClientSettings:
     use_tls: bool = False
     pull_batch_size: int = 32
     pull_timeout_ms: int = 10_000
-    pipeline_depth: int = 4
+    pipeline_depth: int = 16
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def parse_client(opts: dict[str, str]) -> ClientSettings:
         use_tls=_bool(opts, "useTLS", False),
         pull_batch_size=_int(opts, "pullBatchSize", 32, 1),  # type: ignore[arg-type]
         pull_timeout_ms=_int(opts, "pullTimeoutMs", 10_000, 1),  # type: ignore[arg-type]
-        pipeline_depth=_int(opts, "pipelineDepth", 4, 1),  # type: ignore[arg-type]
+        pipeline_depth=_int(opts, "pipelineDepth", 16, 1),  # type: ignore[arg-type]
     )
 
 

@@ -1,0 +1,121 @@
+"""Spark's ``rocketmq`` source next to the raw Python lite pull consumer, on the same range, in one run.
+
+Starts the official name server and broker with the compat harness, preloads N messages of 1 KiB into a
+topic of 8 queues with the Java peer ``produce-bulk``, reads them all once untimed (so neither reader meets
+a cold broker), then times, one after the other:
+
+* ``raw_lite_pull``: the blocking ``LitePullConsumer`` assigned every queue, ``poll()`` until N messages;
+* ``spark``: ``spark.read.format("rocketmq").load()`` over the same [earliest, latest) range on
+  ``local[2]``, materialized into the full DataFrame schema by the ``noop`` sink (planning included, the
+  SparkSession already started).
+
+The goal (issue 6) is ``spark/raw`` >= 0.8 in messages per second. Prints one JSON object.
+
+Usage: ``python benchmarks/spark/bench_spark.py [--count N] [--body-size B] [--min-partitions P]``
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "compat-tests"))
+
+from harness import JavaBroker, JavaNameServer, mqadmin, run_peer  # noqa: E402
+
+from rocketmq_py import codec  # noqa: E402
+from rocketmq_py.client.consumer import LitePullConsumer  # noqa: E402
+
+QUEUES = 8
+
+
+def raw_lite_pull(namesrv: str, topic: str, count: int) -> dict:
+    consumer = LitePullConsumer(f"bench_lite_{uuid.uuid4().hex[:6]}", namesrv_addr=namesrv,
+                                consume_from_where="CONSUME_FROM_FIRST_OFFSET", auto_commit=False)
+    began = time.perf_counter()
+    consumer.start()
+    consumer.assign(consumer.fetch_message_queues(topic))
+    seen = consumed = 0
+    deadline = time.monotonic() + 900
+    while seen < count and time.monotonic() < deadline:
+        messages = consumer.poll(1000)
+        seen += len(messages)
+        consumed += sum(len(m.body) for m in messages)
+    seconds = time.perf_counter() - began
+    consumer.shutdown()
+    if seen < count:
+        raise RuntimeError(f"the lite pull consumer got {seen} of {count}")
+    return {"messages": seen, "bytes": consumed, "seconds": round(seconds, 3), "msgsPerSec": round(seen / seconds, 1)}
+
+
+def spark_session():
+    from pyspark.sql import SparkSession
+
+    from rocketmq_py.spark import register
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    spark = (SparkSession.builder.master("local[2]").appName("rocketmq-spark-bench")
+             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+             .config("spark.ui.showConsoleProgress", "false").config("spark.log.level", "ERROR")
+             .config("spark.driver.memory", "2g").getOrCreate())
+    register(spark)
+    return spark
+
+
+def spark_read(spark, namesrv: str, topic: str, count: int, min_partitions: int | None) -> dict:
+    reader = spark.read.format("rocketmq").option("nameServer", namesrv).option("topic", topic)
+    if min_partitions:
+        reader = reader.option("minPartitions", str(min_partitions))
+    began = time.perf_counter()
+    reader.load().write.format("noop").mode("overwrite").save()
+    seconds = time.perf_counter() - began
+    return {"messages": count, "seconds": round(seconds, 3), "msgsPerSec": round(count / seconds, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=1_000_000)
+    parser.add_argument("--body-size", type=int, default=1024)
+    parser.add_argument("--min-partitions", type=int, default=None)
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="rmq-spark-bench-"))
+    topic = f"SparkBench_{uuid.uuid4().hex[:6]}"
+    report: dict = {
+        "benchmark": "spark", "messages": args.count, "bodySize": args.body_size, "queues": QUEUES,
+        "master": "local[2]", "python": platform.python_version(), "codec": codec.IMPLEMENTATION,
+        "cpus": os.cpu_count(),
+    }
+    spark = spark_session()
+    with JavaNameServer(workdir=workdir / "namesrv") as namesrv, \
+            JavaBroker(namesrv, workdir=workdir / "broker", broker_name="bench-broker") as broker:
+        mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
+                namesrv=namesrv.addr)
+        loaded = run_peer("produce-bulk", namesrv=namesrv.addr, topic=topic, count=args.count,
+                          body_size=args.body_size, timeout=1800, jvm_opts=["-Xms256m", "-Xmx1g"])[-1]
+        report["preload"] = {"sent": loaded["sent"], "seconds": round(loaded["seconds"], 3)}
+        raw_lite_pull(namesrv.addr, topic, args.count)  # untimed warm-up of the broker's pull path
+        spark_read(spark, namesrv.addr, topic, args.count, args.min_partitions)  # warm Python workers
+        results = {"raw_lite_pull": raw_lite_pull(namesrv.addr, topic, args.count)}
+        print(f"raw_lite_pull: {results['raw_lite_pull']}", file=sys.stderr)
+        results["spark"] = spark_read(spark, namesrv.addr, topic, args.count, args.min_partitions)
+        print(f"spark: {results['spark']}", file=sys.stderr)
+    spark.stop()
+    report["results"] = results
+    report["ratio"] = {"spark/raw_lite_pull msgsPerSec": round(
+        results["spark"]["msgsPerSec"] / results["raw_lite_pull"]["msgsPerSec"], 3)}
+    report["goal"] = 0.8
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
