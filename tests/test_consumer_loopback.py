@@ -491,3 +491,48 @@ def consumer_queues(broker: FakeBroker) -> list[MessageQueue]:
     """The queues some consumer pulled."""
     return [MessageQueue(r.ext_fields["topic"], BROKER, int(r.ext_fields["queueId"]))
             for r in broker.of_code(RequestCode.PULL_MESSAGE)]
+
+
+def _after_hops(hops: int, action) -> None:
+    """Run ``action`` ``hops`` passes of the event loop from now."""
+    if hops == 0:
+        action()
+    else:
+        asyncio.get_running_loop().call_soon(_after_hops, hops - 1, action)
+
+
+@pytest.mark.parametrize("kind", ["orderly", "concurrently", "lite-pull"])
+async def test_shutdown_ends_when_the_consumers_change_while_it_runs(broker, kind, caplog):
+    """A consumer-ids-changed notice (it wakes the rebalance loop) that lands while shutdown stops the
+    background tasks must not keep the rebalance loop alive: on Python < 3.12, ``asyncio.wait_for`` lost a
+    cancellation that came just after the event it waited on was set, the loop went on and shutdown
+    waited for it forever (seen as a hung orderly consumer shutdown in the Java compat run)."""
+    broker.put("T", 0, b"x")
+    for hops in range(8):
+        if kind == "lite-pull":
+            consumer = AsyncLitePullConsumer(GROUP, namesrv_addr=broker.namesrv.address, instance_name=f"h{hops}")
+            await consumer.subscribe("T", "*")
+        else:
+            consumer = AsyncPushConsumer(GROUP, namesrv_addr=broker.namesrv.address, instance_name=f"h{hops}")
+            consumer.subscribe("T", "*")
+            if kind == "orderly":
+                consumer.register_message_listener(lambda m, c: ConsumeOrderlyStatus.SUCCESS, orderly=True)
+            else:
+                consumer.register_message_listener(lambda m, c: ConsumeConcurrentlyStatus.CONSUME_SUCCESS)
+        await consumer.start()
+        await until(lambda: any(q.topic == "T" for q in consumer.rebalance.process_queue_table))
+        await asyncio.sleep(HOLD_S)
+        stopping = asyncio.ensure_future(consumer.shutdown())
+        _after_hops(hops, consumer.rebalance_soon)  # what NOTIFY_CONSUMER_IDS_CHANGED does
+        done, _ = await asyncio.wait({stopping}, timeout=3)
+        if not done:
+            stuck = [task for task in asyncio.all_tasks() if task.get_name().startswith("rebalance")]
+            described = [repr(task) for task in stuck]
+            for task in stuck:
+                task.cancel()
+            stopping.cancel()
+            await asyncio.gather(stopping, *stuck, return_exceptions=True)
+            raise AssertionError(f"shutdown hung when the notice came {hops} loop passes after it began: {described}")
+        await stopping
+        assert not [task for task in asyncio.all_tasks() if task.get_name() == f"rebalance {GROUP}"]
+    assert "did not stop" not in caplog.text

@@ -32,6 +32,7 @@ from rocketmq_py.client.consumer.offset_store import (
     write_offset_file,
 )
 from rocketmq_py.client.consumer.process_queue import ProcessQueue
+from rocketmq_py.client.consumer.service import wait_event
 from rocketmq_py.common.consumer_body import (
     ConsumerRunningInfo,
     ProcessQueueInfo,
@@ -409,3 +410,32 @@ async def test_consumers_refuse_bad_input_before_anything_is_sent():
     with pytest.raises(Exception, match="not running"):
         await lite.poll(10)
     assert asyncio.get_running_loop()
+
+
+async def test_wait_event_returns_on_the_event_or_the_timeout():
+    event = asyncio.Event()
+    assert await wait_event(event, 0.01) is False
+    asyncio.get_running_loop().call_later(0.01, event.set)
+    assert await wait_event(event, 5) is True
+    assert await wait_event(event, 0) is True
+
+
+async def test_wait_event_never_loses_a_cancellation():
+    """asyncio.wait_for (Python < 3.12) returns normally when it is cancelled just after the event was set;
+    wait_event raises CancelledError whenever it is cancelled before it returned."""
+    cancelled_late = 0
+    for hops in range(6):
+        event = asyncio.Event()
+        waiting = asyncio.ensure_future(wait_event(event, 10))
+        await asyncio.sleep(0)
+        event.set()
+        for _ in range(hops):
+            await asyncio.sleep(0)
+        if waiting.done():
+            assert waiting.result() is True
+            continue
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        cancelled_late += hops > 0
+    assert cancelled_late, "some cancellation came after the event was set"

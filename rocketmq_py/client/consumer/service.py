@@ -46,6 +46,24 @@ LOCK_RETRIES = 10
 CLIENT_VERSION = "V4_9_8"
 
 
+async def wait_event(event: asyncio.Event, timeout_s: float) -> bool:
+    """Wait up to ``timeout_s`` for ``event``; True when it is set.
+
+    Not ``asyncio.wait_for(event.wait(), timeout_s)``: before Python 3.12 that returns normally when it is
+    cancelled just after the event was set (CPython gh-86296), so the cancellation is lost, and a loop that
+    waits this way goes on for ever while whoever cancelled it to stop it waits for it.
+    """
+    if event.is_set():
+        return True
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait((waiter,), timeout=timeout_s)
+    finally:
+        waiter.cancel()
+    return event.is_set()
+
+
+
 class ConsumerMember:
     """The part of a consumer the client instance and the admin requests see."""
 
@@ -119,14 +137,11 @@ class ConsumerMember:
         wait_s = REBALANCE_INTERVAL_S
         quick_retries = 0
         while True:
-            try:
-                await asyncio.wait_for(self._rebalance_wakeup.wait(), wait_s)
-            except asyncio.TimeoutError:
-                pass
+            await wait_event(self._rebalance_wakeup, wait_s)
             self._rebalance_wakeup.clear()
             wait_s = REBALANCE_INTERVAL_S
             if self.state is not ServiceState.RUNNING:
-                continue
+                return  # shut down (the loop starts once the consumer runs)
             try:
                 retry_soon = await self.do_rebalance()
             except asyncio.CancelledError:
