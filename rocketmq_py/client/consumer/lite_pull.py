@@ -32,7 +32,7 @@ from rocketmq_py.client.consumer.offset_store import (
 from rocketmq_py.client.consumer.process_queue import ProcessQueue
 from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
-from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState
+from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, wait_event
 from rocketmq_py.client.instance import get_instance, resolve_instance_name
 from rocketmq_py.common import validators
 from rocketmq_py.common.codes import ResponseCode
@@ -303,9 +303,7 @@ class AsyncLitePullConsumer(ConsumerMember):
             if remaining <= 0:
                 return []
             self._cache_ready.clear()
-            try:
-                await asyncio.wait_for(self._cache_ready.wait(), remaining)
-            except asyncio.TimeoutError:
+            if not await wait_event(self._cache_ready, remaining):
                 return []
 
     def pause(self, queues: Iterable[MessageQueue]) -> None:

@@ -290,8 +290,7 @@ class AsyncPushConsumer(ConsumerMember):
         while not pq.dropped:
             pq.last_pull_timestamp = now_ms()
             if self.state is not ServiceState.RUNNING:
-                await asyncio.sleep(exception_delay_s)
-                continue
+                return  # shut down (pulls start once the consumer runs)
             if self.paused:
                 await asyncio.sleep(SUSPEND_DELAY_S)
                 continue
