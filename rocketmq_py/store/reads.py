@@ -160,13 +160,15 @@ class StoreReads:
         consume_queue = self.get_consume_queue(topic, queue_id)
         return consume_queue.max_offset_in_queue if consume_queue is not None else 0
 
+    # A queue nothing was written to yet reads as an empty queue (min 0, max 0, total 0): Java's
+    # findConsumeQueue creates the consume queue on first lookup, so it never takes its null branch.
     def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
         consume_queue = self.get_consume_queue(topic, queue_id)
-        return consume_queue.min_offset_in_queue if consume_queue is not None else -1
+        return consume_queue.min_offset_in_queue if consume_queue is not None else 0
 
     def get_message_total_in_queue(self, topic: str, queue_id: int) -> int:
         consume_queue = self.get_consume_queue(topic, queue_id)
-        return consume_queue.message_total if consume_queue is not None else -1
+        return consume_queue.message_total if consume_queue is not None else 0
 
     def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, consume_queue_offset: int) -> int:
         consume_queue = self.get_consume_queue(topic, queue_id)
