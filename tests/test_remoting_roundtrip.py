@@ -233,6 +233,29 @@ async def test_concurrent_callers_share_one_connect(
     await asyncio.wait_for(_until(lambda: len(remoting_server.connections) == 1), 5)
 
 
+async def test_a_caller_cancelled_as_its_connect_ends_stays_cancelled(remoting_server: RemotingServer) -> None:
+    """The cancellation of a caller waiting for a connect is not lost when the connect ends in the same loop
+    pass (asyncio.wait_for before Python 3.12 returned the connection instead)."""
+    async with RemotingClient() as remoting_client:
+        caller = asyncio.ensure_future(remoting_client.get_connection(remoting_server.address))
+        await asyncio.sleep(0)
+        attempt = remoting_client._connecting[remoting_server.address]
+        attempt.add_done_callback(lambda _: caller.cancel())
+        with pytest.raises(asyncio.CancelledError):
+            await caller
+        assert not attempt.cancelled(), "the attempt itself went on"
+        assert remoting_client.connection(remoting_server.address) is not None
+
+
+async def test_a_client_shut_down_while_connecting_raises_connect_error(remoting_server: RemotingServer) -> None:
+    remoting_client = RemotingClient()
+    caller = asyncio.ensure_future(remoting_client.get_connection(remoting_server.address))
+    await asyncio.sleep(0)
+    await remoting_client.shutdown()
+    with pytest.raises(RemotingConnectError, match="shut down while connecting"):
+        await caller
+
+
 async def test_connect_error_is_typed(unused_port: int) -> None:
     async with RemotingClient() as remoting_client:
         with pytest.raises(RemotingConnectError) as raised:

@@ -146,14 +146,15 @@ class RemotingClient:
         wait_ms = float(self.config.connect_timeout_millis)
         if timeout_ms is not None:
             wait_ms = min(wait_ms, timeout_ms)
-        try:
-            return await asyncio.wait_for(asyncio.shield(attempt), max(wait_ms, 0.0) / 1000.0)
-        except asyncio.TimeoutError:
-            raise RemotingConnectError(addr, f"not connected within {wait_ms:g} ms") from None
-        except asyncio.CancelledError:
-            if attempt.cancelled() and self._closed:
-                raise RemotingConnectError(addr, "the client was shut down while connecting") from None
-            raise
+        # asyncio.wait, not wait_for(shield(attempt)): the attempt goes on for the other callers, and this
+        # caller's cancellation is never lost (before Python 3.12 wait_for returns the connection when it is
+        # cancelled just as the attempt ends, CPython gh-86296, and a cancelled pull would go on pulling).
+        done, _ = await asyncio.wait((attempt,), timeout=max(wait_ms, 0.0) / 1000.0)
+        if not done:
+            raise RemotingConnectError(addr, f"not connected within {wait_ms:g} ms")
+        if attempt.cancelled():
+            raise RemotingConnectError(addr, "the client was shut down while connecting")
+        return attempt.result()
 
     async def _connect(self, addr: str) -> RemotingConnection:
         host, port = parse_address(addr)
