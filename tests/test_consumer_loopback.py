@@ -16,6 +16,7 @@ from rocketmq_py.client.consumer import (
     ConsumeConcurrentlyStatus,
     ConsumeOrderlyStatus,
 )
+from rocketmq_py.client.consumer import service
 from rocketmq_py.client.consumer.offset_store import read_offset_file
 from rocketmq_py.common import consumer_body
 from rocketmq_py.common.codes import RequestCode, ResponseCode
@@ -536,3 +537,27 @@ async def test_shutdown_ends_when_the_consumers_change_while_it_runs(broker, kin
         await stopping
         assert not [task for task in asyncio.all_tasks() if task.get_name() == f"rebalance {GROUP}"]
     assert "did not stop" not in caplog.text
+
+
+async def test_shutdown_goes_on_without_a_task_that_ignores_its_cancellation(broker, monkeypatch, caplog):
+    """The safety net: a background task that does not end when cancelled (a bug) is named in a warning and
+    left behind after STOP_TIMEOUT_S instead of hanging shutdown."""
+    monkeypatch.setattr(service, "STOP_TIMEOUT_S", 0.2)
+    released = asyncio.Event()
+
+    async def stubborn() -> None:
+        while not released.is_set():
+            try:
+                await released.wait()
+            except asyncio.CancelledError:
+                pass
+
+    consumer = push(broker, lambda messages, context: ConsumeConcurrentlyStatus.CONSUME_SUCCESS)
+    await consumer.start()
+    rogue = asyncio.get_running_loop().create_task(stubborn(), name="stubborn")
+    consumer._background.append(rogue)
+    await asyncio.wait_for(consumer.shutdown(), 5)
+    assert "background task stubborn did not stop" in caplog.text and "stubborn (test_consumer_loopback.py" in caplog.text
+    assert broker.of_code(RequestCode.UNREGISTER_CLIENT), "the rest of shutdown ran"
+    released.set()
+    await rogue

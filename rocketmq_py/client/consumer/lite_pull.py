@@ -32,7 +32,7 @@ from rocketmq_py.client.consumer.offset_store import (
 from rocketmq_py.client.consumer.process_queue import ProcessQueue
 from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
-from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, wait_event
+from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, cancel_and_wait, wait_event
 from rocketmq_py.client.instance import get_instance, resolve_instance_name
 from rocketmq_py.common import validators
 from rocketmq_py.common.codes import ResponseCode
@@ -255,9 +255,7 @@ class AsyncLitePullConsumer(ConsumerMember):
             await self.rebalance.stop()
         tasks = list(self._tasks.values())
         self._tasks.clear()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(tasks, f"{self.group}: pull task")
         await self._stop_background()
         if self.config.auto_commit:
             self.commit_all()

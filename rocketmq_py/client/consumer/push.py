@@ -27,7 +27,7 @@ from rocketmq_py.client.consumer.offset_store import (
 from rocketmq_py.client.consumer.process_queue import ProcessQueue, now_ms
 from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
-from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState
+from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, cancel_and_wait
 from rocketmq_py.client.instance import get_instance, resolve_instance_name
 from rocketmq_py.common import validators
 from rocketmq_py.common.codes import ResponseCode
@@ -222,9 +222,7 @@ class AsyncPushConsumer(ConsumerMember):
         await self.rebalance.stop()
         pulls = list(self._pull_tasks.values())
         self._pull_tasks.clear()
-        for task in pulls:
-            task.cancel()
-        await asyncio.gather(*pulls, return_exceptions=True)
+        await cancel_and_wait(pulls, f"{self.group}: pull task")
         await self._stop_background()
         await self.consume_service.shutdown(self.config.await_termination_millis_when_shutdown / 1000.0)
         for task in list(self._side_tasks):

@@ -15,7 +15,7 @@ import enum
 import logging
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rocketmq_py.client.consumer.brokers import subscribe_queues
 from rocketmq_py.client.consumer.config import ConsumerConfig
@@ -62,6 +62,40 @@ async def wait_event(event: asyncio.Event, timeout_s: float) -> bool:
         waiter.cancel()
     return event.is_set()
 
+
+#: How long a shutdown waits for the tasks it cancelled before it goes on without the ones still running.
+STOP_TIMEOUT_S = 10.0
+
+
+async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]], what: str) -> None:
+    """Cancel ``tasks`` and wait until they end; one still running after :data:`STOP_TIMEOUT_S` (a bug: it
+    ignored its cancellation) is logged with what it awaits and left behind, rather than hanging the shutdown
+    for ever."""
+    tasks = list(tasks)
+    if not tasks:
+        return
+    timeout_s = STOP_TIMEOUT_S
+    for task in tasks:
+        task.cancel()
+    _, running = await asyncio.wait(tasks, timeout=timeout_s)
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            task.exception()  # seen: the task ended, which is all that matters here
+    for task in running:
+        _log.warning("%s %s did not stop within %.0f s of being cancelled; shutdown goes on without it (it "
+                     "awaits %s)", what, task.get_name(), timeout_s, _awaiting(task))
+
+
+def _awaiting(task: asyncio.Task[Any]) -> str:
+    """Where ``task`` waits: its chain of awaits, outermost first."""
+    places = []
+    coro: Any = task.get_coro()
+    while coro is not None and len(places) < 32:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is not None:
+            places.append(f"{frame.f_code.co_name} ({os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno})")
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    return " -> ".join(places) or "?"
 
 
 class ConsumerMember:
@@ -123,9 +157,7 @@ class ConsumerMember:
 
     async def _stop_background(self) -> None:
         tasks, self._background = self._background, []
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(tasks, f"{self.group}: background task")
 
     def rebalance_soon(self) -> None:
         """Rebalance now instead of at the next period (a broker's consumer-ids-changed notice)."""
