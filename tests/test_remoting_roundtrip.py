@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 from conftest_remoting import (  # noqa: F401  (the fixtures are found by pytest)
@@ -254,6 +255,32 @@ async def test_a_client_shut_down_while_connecting_raises_connect_error(remoting
     await remoting_client.shutdown()
     with pytest.raises(RemotingConnectError, match="shut down while connecting"):
         await caller
+
+
+async def test_a_late_response_is_a_warning_unless_its_caller_gave_up(
+    remoting_server: RemotingServer, remoting_client: RemotingClient, remoting_state: ServerState, caplog,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="rocketmq_py.remoting.protocol")
+    given_up = create_request(GATED)
+    waiting = asyncio.ensure_future(remoting_client.invoke(remoting_server.address, given_up, 60000))
+    await asyncio.wait_for(remoting_state.gated_started.wait(), 5)
+    waiting.cancel()  # as a pull is at shutdown or after a seek
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    remoting_state.gate.set()
+
+    def logged(opaque: int) -> list:
+        return [r for r in caplog.records if f"opaque={opaque} " in r.getMessage()]
+
+    await asyncio.wait_for(_until(lambda: logged(given_up.opaque)), 5)
+    [record] = logged(given_up.opaque)
+    assert record.levelno == logging.DEBUG and "gave up" in record.getMessage()
+
+    connection = remoting_client.connection(remoting_server.address)
+    unknown = create_response(create_request(ECHO), 0)
+    connection.data_received(codec.encode_command(unknown))
+    [record] = logged(unknown.opaque)
+    assert record.levelno == logging.WARNING and "matches no waiting request" in record.getMessage()
 
 
 async def test_connect_error_is_typed(unused_port: int) -> None:

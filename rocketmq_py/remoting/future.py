@@ -23,7 +23,7 @@ Outcome = Union[RemotingCommand, RemotingError]
 class ResponseFuture:
     __slots__ = (
         "opaque", "remote_address", "timeout_ms",
-        "_table", "_future", "_callback", "_on_done", "_timer", "_done",
+        "_table", "_future", "_callback", "_on_done", "_on_discard", "_timer", "_done",
     )
 
     def __init__(
@@ -35,6 +35,7 @@ class ResponseFuture:
         timeout_ms: float,
         callback: Callable[[Outcome], None] | None = None,
         on_done: Callable[[], None] | None = None,
+        on_discard: Callable[[int], None] | None = None,
     ) -> None:
         self.opaque = opaque
         self.remote_address = remote_address
@@ -42,6 +43,7 @@ class ResponseFuture:
         self._table = table
         self._callback = callback
         self._on_done = on_done
+        self._on_discard = on_discard
         self._future: asyncio.Future[RemotingCommand] | None = None if callback else loop.create_future()
         self._done = False
         self._timer = loop.call_later(max(timeout_ms, 0.0) / 1000.0, self._expire)
@@ -68,8 +70,11 @@ class ResponseFuture:
 
     def discard(self) -> None:
         """End without telling anyone: the caller has given up (cancelled, or the write failed)."""
-        if self._settle() and self._future is not None:
-            self._future.cancel()
+        if self._settle():
+            if self._on_discard is not None:
+                self._on_discard(self.opaque)
+            if self._future is not None:
+                self._future.cancel()
         if self._future is not None and self._future.done() and not self._future.cancelled():
             self._future.exception()  # marks an error nobody will await as seen
 

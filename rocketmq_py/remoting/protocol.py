@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+from collections import deque
 from typing import Callable, cast
 
 from rocketmq_py import codec
@@ -32,6 +33,9 @@ from rocketmq_py.remoting.processor import ProcessorTable, RequestContext
 __all__ = ["RemotingConnection"]
 
 _log = logging.getLogger(__name__)
+
+#: Opaques of the last requests whose callers gave up (a cancelled pull): their late responses are expected.
+_ABANDONED_REMEMBERED = 1024
 
 
 def _address_text(address: object) -> str:
@@ -63,6 +67,8 @@ class RemotingConnection(asyncio.Protocol):
         self._decoder = codec.FrameDecoder(max_frame_length)
         self._transport: asyncio.Transport | None = None
         self._pending: dict[int, ResponseFuture] = {}
+        self._abandoned: deque[int] = deque(maxlen=_ABANDONED_REMEMBERED)
+        self._note_abandoned = self._abandoned.append
         self._request_tasks: set[asyncio.Task[None]] = set()
         self._writable = asyncio.Event()
         self._writable.set()
@@ -162,7 +168,8 @@ class RemotingConnection(asyncio.Protocol):
                 f"a request with opaque {opaque} already waits for its response on {self.remote_address}; "
                 "create a new request (create_request) for every call"
             )
-        return ResponseFuture(self._loop, self._pending, opaque, self.remote_address, timeout_ms, callback, on_done)
+        return ResponseFuture(self._loop, self._pending, opaque, self.remote_address, timeout_ms, callback, on_done,
+                              self._note_abandoned)
 
     # --- asyncio.Protocol ----------------------------------------------------------
 
@@ -248,8 +255,11 @@ class RemotingConnection(asyncio.Protocol):
     def _on_response(self, response: RemotingCommand) -> None:
         waiting = self._pending.get(response.opaque)
         if waiting is None:
-            _log.warning("response from %s matches no waiting request (late or unknown): %r",
-                         self.remote_address, response)
+            if response.opaque in self._abandoned:
+                _log.debug("response from %s to a request whose caller gave up: %r", self.remote_address, response)
+            else:
+                _log.warning("response from %s matches no waiting request (late or unknown): %r",
+                             self.remote_address, response)
             return
         waiting.set_response(response)
 
