@@ -8,24 +8,9 @@ extension is missing. Everything else imports the codec from here.
 """
 from __future__ import annotations
 
-import logging
-import os
+from rocketmq_py._extensions import load
 
-_log = logging.getLogger(__name__)
-
-if os.environ.get("ROCKETMQ_PY_NO_EXTENSIONS") == "1":
-    from rocketmq_py import _codec_py as _impl
-else:
-    try:
-        from rocketmq_py import _codec as _impl  # type: ignore[no-redef]
-    except ImportError as error:
-        if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
-            raise ImportError(
-                "the compiled rocketmq_py._codec extension is required (ROCKETMQ_PY_REQUIRE_EXTENSIONS=1) "
-                f"but did not load: {error}; build it with `pip install -e .`"
-            ) from error
-        _log.debug("compiled codec unavailable (%s); using the pure-Python twin", error)
-        from rocketmq_py import _codec_py as _impl  # type: ignore[no-redef]
+_impl = load("rocketmq_py._codec", "rocketmq_py._codec_py")
 
 from rocketmq_py._codec_types import (  # noqa: E402
     FLAG_ONEWAY,

@@ -8,24 +8,9 @@ and so on; ``layout.IMPLEMENTATION`` says which one runs.
 """
 from __future__ import annotations
 
-import logging
-import os
+from rocketmq_py._extensions import load
 
-_log = logging.getLogger(__name__)
-
-if os.environ.get("ROCKETMQ_PY_NO_EXTENSIONS") == "1":
-    from rocketmq_py import _store_py as _impl
-else:
-    try:
-        from rocketmq_py import _store as _impl  # type: ignore[no-redef]
-    except ImportError as error:
-        if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
-            raise ImportError(
-                "the compiled rocketmq_py._store extension is required (ROCKETMQ_PY_REQUIRE_EXTENSIONS=1) "
-                f"but did not load: {error}; build it with `pip install -e .`"
-            ) from error
-        _log.debug("compiled store layouts unavailable (%s); using the pure-Python twin", error)
-        from rocketmq_py import _store_py as _impl  # type: ignore[no-redef]
+_impl = load("rocketmq_py._store", "rocketmq_py._store_py")
 
 IMPLEMENTATION: str = _impl.IMPLEMENTATION
 MESSAGE_MAGIC_CODE: int = _impl.MESSAGE_MAGIC_CODE
