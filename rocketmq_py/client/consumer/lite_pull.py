@@ -22,13 +22,7 @@ from typing import Any, Iterable, Mapping
 from rocketmq_py.client.consumer.allocate import resolve_strategy
 from rocketmq_py.client.consumer.brokers import master_for_queue, subscribe_queues
 from rocketmq_py.client.consumer.config import LitePullConsumerConfig, make_config
-from rocketmq_py.client.consumer.offset_store import (
-    OFFSET_READ_FAILED,
-    LocalFileOffsetStore,
-    OffsetStore,
-    ReadOffsetType,
-    RemoteBrokerOffsetStore,
-)
+from rocketmq_py.client.consumer.offset_store import OFFSET_READ_FAILED, ReadOffsetType
 from rocketmq_py.client.consumer.process_queue import ProcessQueue
 from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
@@ -239,12 +233,6 @@ class AsyncLitePullConsumer(ConsumerMember):
             self.rebalance_soon()
         elif self.subscription_type is SubscriptionType.ASSIGN:
             self._start_pull_tasks(self._assigned)
-
-    def _make_offset_store(self) -> OffsetStore:
-        instance = self.instance_or_fail()
-        if self.config.message_model is MessageModel.BROADCASTING:
-            return LocalFileOffsetStore(instance.client_id, self.group)
-        return RemoteBrokerOffsetStore(instance, self.group)
 
     async def shutdown(self) -> None:
         if self.state is not ServiceState.RUNNING:

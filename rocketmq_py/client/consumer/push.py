@@ -18,12 +18,6 @@ from rocketmq_py.client.consumer.config import PushConsumerConfig, make_config
 from rocketmq_py.client.consumer.consume_concurrently import ConsumeMessageConcurrentlyService
 from rocketmq_py.client.consumer.consume_orderly import ConsumeMessageOrderlyService
 from rocketmq_py.client.consumer.listener import Listener, ListenerLike
-from rocketmq_py.client.consumer.offset_store import (
-    LocalFileOffsetStore,
-    OffsetStore,
-    ReadOffsetType,
-    RemoteBrokerOffsetStore,
-)
 from rocketmq_py.client.consumer.process_queue import ProcessQueue, now_ms
 from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
@@ -205,12 +199,6 @@ class AsyncPushConsumer(ConsumerMember):
         await self._refresh_routes()
         await instance.send_heartbeat_to_all_brokers()
         self.rebalance_soon()
-
-    def _make_offset_store(self) -> OffsetStore:
-        instance = self.instance_or_fail()
-        if self.config.message_model is MessageModel.BROADCASTING:
-            return LocalFileOffsetStore(instance.client_id, self.group)
-        return RemoteBrokerOffsetStore(instance, self.group)
 
     async def shutdown(self) -> None:
         """Stop pulling, let the listener calls in progress finish, commit the offsets and unregister."""

@@ -19,14 +19,19 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from rocketmq_py.client.consumer.brokers import subscribe_queues
 from rocketmq_py.client.consumer.config import ConsumerConfig
-from rocketmq_py.client.consumer.offset_store import OffsetStore, ReadOffsetType
+from rocketmq_py.client.consumer.offset_store import (
+    LocalFileOffsetStore,
+    OffsetStore,
+    ReadOffsetType,
+    RemoteBrokerOffsetStore,
+)
 from rocketmq_py.client.consumer.process_queue import ProcessQueue
 from rocketmq_py.client.consumer.stats import ConsumerStats
 from rocketmq_py.client.producer.core import ServiceState
 from rocketmq_py.common import consumer_body
 from rocketmq_py.common.consumer_body import ConsumerRunningInfo, ProcessQueueInfo
 from rocketmq_py.common.filter import SubscriptionData
-from rocketmq_py.common.heartbeat_consumer import ConsumeType, ConsumerData
+from rocketmq_py.common.heartbeat_consumer import ConsumeType, ConsumerData, MessageModel
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.route import TopicRouteData
 from rocketmq_py.errors import ClientError, ClientStateError, RocketMQError
@@ -132,6 +137,13 @@ class ConsumerMember:
     async def _unregister(self) -> None:
         if self.instance is not None:
             await self.instance.unregister_consumer(self.group)
+
+    def _make_offset_store(self) -> OffsetStore:
+        """Broadcasting keeps offsets in Java's local file; clustering keeps them on the brokers."""
+        instance = self.instance_or_fail()
+        if self.config.message_model is MessageModel.BROADCASTING:
+            return LocalFileOffsetStore(instance.client_id, self.group)
+        return RemoteBrokerOffsetStore(instance, self.group)
 
     def instance_or_fail(self) -> "MQClientInstance":
         if self.instance is None:
