@@ -39,6 +39,15 @@ def _import_compiled():
 COMPILED, COMPILED_IMPORT_ERROR = _import_compiled()
 
 
+def pytest_configure(config):
+    # ci/wheel.sh runs this suite against the installed wheel: make sure it really is the wheel.
+    if os.environ.get("ROCKETMQ_PY_EXPECT_INSTALLED") == "1":
+        import rocketmq_py
+
+        if "site-packages" not in rocketmq_py.__file__:
+            raise pytest.UsageError(f"rocketmq_py comes from {rocketmq_py.__file__}, not from an installed wheel")
+
+
 def compiled_codec():
     """The compiled module, or skip (fail when required) with the import error."""
     if COMPILED is not None:
