@@ -5,12 +5,11 @@ end of the CommitLog (one is written there before the restart, as a crash mid-wr
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 
 import pytest
-from harness import ensure_built, mqadmin, run_peer, wire
-from harness.peers import CLIENT_JVM_OPTS, PEER_MAIN, _client_env, _client_jvm, options
+from harness import mqadmin, run_peer, wire
+from harness.peers import start_peer
 from test_broker_java_clients import PythonBroker, name, py_namesrv  # noqa: F401  (module fixture)
 
 from rocketmq_py import codec
@@ -94,12 +93,8 @@ def test_kill_minus_nine_during_sync_flush_sends(py_namesrv, sync_broker):
         assert time.monotonic() < deadline, "the committed offsets were not persisted within 20 s"
         time.sleep(0.2)
 
-    build = ensure_built()
-    command = [*_client_jvm(build, CLIENT_JVM_OPTS), PEER_MAIN, "produce",
-               *options(namesrv=py_namesrv.addr, topic=topic, count=100_000, body="stream-{i}", retries=0,
-                        timeout_ms=3000)]
-    producer = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                env=_client_env(), stdin=subprocess.DEVNULL)
+    producer = start_peer("produce", namesrv=py_namesrv.addr, topic=topic, count=100_000, body="stream-{i}",
+                          retries=0, timeout_ms=3000)
     acked: list[dict] = []
     try:
         assert producer.stdout is not None

@@ -126,6 +126,15 @@ def run_peer(command: str, *args: str, timeout: float = 120, check: bool = True,
     return lines
 
 
+def start_peer(command: str, *args: str, build: JavaBuild | None = None, **opts) -> subprocess.Popen:
+    """Start ``Peer <command> ...`` and return the process, its JSON lines readable from ``stdout`` as they
+    come (for a stream that a test interrupts, e.g. by killing the broker); stderr is discarded."""
+    build = build or ensure_built()
+    cmd = [*_client_jvm(build, CLIENT_JVM_OPTS), PEER_MAIN, command, *map(str, args), *options(**opts)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=_client_env(), stdin=subprocess.DEVNULL)
+
+
 def mqadmin(*args: str, namesrv: str | None = None, timeout: float = 120, check: bool = True,
             build: JavaBuild | None = None) -> str:
     """Run the official ``mqadmin`` (MQAdminStartup from the 4.9.8 tools jar); return its stdout.

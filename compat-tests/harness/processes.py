@@ -49,6 +49,37 @@ SERVER_JVM_OPTS = [
     *JDK17_OPENS,
 ]
 
+
+def broker_config(*, cluster: str, broker_name: str, namesrv_addr: str, port: int, store_dir,
+                  home=None, extra: dict | None = None) -> dict:
+    """The broker.conf keys every harness broker runs with (a master on loopback, small store files),
+    whatever runs it: a JVM here, or a container of either image (then the paths are the container's)."""
+    config = {
+        "brokerClusterName": cluster,
+        "brokerName": broker_name,
+        "brokerId": 0,
+        "brokerRole": "ASYNC_MASTER",
+        "flushDiskType": "ASYNC_FLUSH",
+        "namesrvAddr": namesrv_addr,
+        "listenPort": port,
+        "brokerIP1": "127.0.0.1",
+        "brokerIP2": "127.0.0.1",
+        "storePathRootDir": store_dir,
+        "storePathCommitLog": f"{store_dir}/commitlog",
+        "mappedFileSizeCommitLog": 64 * 1024 * 1024,
+        "mappedFileSizeConsumeQueue": 30000 * 20,
+        "maxHashSlotNum": 50000,
+        "maxIndexNum": 200000,
+        "autoCreateTopicEnable": True,
+        "autoCreateSubscriptionGroup": True,
+        "enablePropertyFilter": True,
+    }
+    if home is not None:
+        config["rocketmqHome"] = home
+    config.update(extra or {})
+    return config
+
+
 # ---------------------------------------------------------------------------------------------
 # Registry of everything started in this Python process (used by the conftest log hook and atexit)
 
@@ -457,28 +488,9 @@ class JavaBroker(_JvmProcess):
         return self.port + 1
 
     def config(self) -> dict:
-        return {
-            "brokerClusterName": self.cluster,
-            "brokerName": self.broker_name,
-            "brokerId": 0,
-            "brokerRole": "ASYNC_MASTER",
-            "flushDiskType": "ASYNC_FLUSH",
-            "namesrvAddr": self.namesrv_addr,
-            "listenPort": self.port,
-            "brokerIP1": "127.0.0.1",
-            "brokerIP2": "127.0.0.1",
-            "rocketmqHome": self.workdir,
-            "storePathRootDir": self.store_dir,
-            "storePathCommitLog": self.store_dir / "commitlog",
-            "mappedFileSizeCommitLog": 64 * 1024 * 1024,
-            "mappedFileSizeConsumeQueue": 30000 * 20,
-            "maxHashSlotNum": 50000,
-            "maxIndexNum": 200000,
-            "autoCreateTopicEnable": True,
-            "autoCreateSubscriptionGroup": True,
-            "enablePropertyFilter": True,
-            **self.extra_config,
-        }
+        return broker_config(cluster=self.cluster, broker_name=self.broker_name, namesrv_addr=self.namesrv_addr,
+                             port=self.port, store_dir=self.store_dir, home=self.workdir,
+                             extra=self.extra_config)
 
     def _prepare(self) -> list[str]:
         write_logback(self.workdir / "conf" / "logback_broker.xml", self.log_dir, self.log_name)
