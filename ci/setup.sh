@@ -2,7 +2,8 @@
 # Sets up everything on a fresh machine, and is cheap to run again:
 #   - a virtualenv in .venv with the package (Cython extensions built) and its test tools;
 #   - a JDK and Maven (from apt-get when missing);
-#   - the Java compatibility harness, built by Maven from Maven Central artifacts.
+#   - the Java compatibility harness, built by Maven from Maven Central artifacts;
+#   - a Docker engine, debootstrap and docker-compose (from apt-get when missing) for the Docker tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,4 +37,6 @@ log "installing rocketmq-py (building the Cython extensions) with its test and s
 
 log "building the Java compatibility harness (Maven Central artifacts)"
 mvn -B -q -f compat-tests/java/pom.xml -DskipTests package
+source ci/docker.sh
+docker_install || { log "the Docker tests need docker.io, debootstrap and docker-compose"; exit 1; }
 log "ready"

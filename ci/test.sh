@@ -2,8 +2,13 @@
 # The test command: sets up (ci/setup.sh), then runs
 #   1. the hermetic suite against the compiled modules (which must load),
 #   2. the same suite against the pure-Python twins,
-#   3. the compatibility suite against the official Java RocketMQ processes.
-# Any failure fails the run, including a pytest run that collected no test.
+#   3. the manylinux wheel built, checked and installed without a compiler, and the hermetic suite
+#      against that installed wheel (ci/wheel.sh),
+#   4. the compatibility suite against the official Java RocketMQ processes,
+#   5. the Docker compatibility suite: our image and the official servers in containers, on a private
+#      Docker engine started for the run and stopped after it (ci/docker.sh).
+# Any failure fails the run, including a pytest run that collected no test; with CI=true a Docker engine
+# that cannot start is a failure too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/setup.sh
@@ -22,4 +27,17 @@ run_pytest() {
 
 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "unit and loopback tests, compiled modules" tests -q -p no:cacheprovider
 ROCKETMQ_PY_NO_EXTENSIONS=1 run_pytest "unit and loopback tests, pure-Python twins" tests -q -p no:cacheprovider
-ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "compatibility tests against Java RocketMQ" compat-tests -q -p no:cacheprovider -rs
+printf '\n=== %s ===\n' "the manylinux wheel, installed without a compiler: the hermetic suite"
+bash ci/wheel.sh
+ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "compatibility tests against Java RocketMQ" compat-tests -q -p no:cacheprovider -rs \
+  -m "not docker"
+
+source ci/docker.sh
+if docker_start; then
+  trap docker_stop EXIT
+elif [ "${CI:-}" = "true" ]; then
+  echo "the Docker engine did not start, and CI=true: the Docker tests cannot be skipped" >&2
+  exit 1
+fi
+ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "Docker compatibility tests (our image, the official servers' image)" \
+  compat-tests -q -p no:cacheprovider -rs -m docker

@@ -1,16 +1,17 @@
-"""Alternative backend: the official ``apache/rocketmq`` image instead of local JVMs.
+"""Containers instead of local processes: the official servers and ours, each in its image.
 
-Selected with ``ROCKETMQ_COMPAT_BACKEND=docker`` (see harness.backend). Same interface as
-harness.processes: ``JavaNameServer`` / ``JavaBroker`` with ``addr``, ``port``, ``workdir``,
-``start()``, ``stop()``, ``kill()``, ``restart()``, ``log_tail()``, context manager.
+Selected for the whole suite with ``ROCKETMQ_COMPAT_BACKEND=docker`` (see harness.backend), and used
+directly by the Docker tests (test_docker_cluster.py). Same interface as harness.processes:
+``JavaNameServer`` / ``JavaBroker`` (and ``PyNameServer`` / ``PyBroker`` for our image) with ``addr``,
+``port``, ``workdir``, ``start()``, ``stop()``, ``kill()``, ``restart()``, ``log_tail()``, context manager.
 
-The containers use host networking, so the ports chosen here are the ports the servers bind.
-The work directory is mounted at /compat: it holds the config files, RocketMQ's logs and (for
-the broker) the store. The image tag is the server version pinned in compat-tests/java/pom.xml
-(``rocketmq.server.version``) unless ``ROCKETMQ_COMPAT_IMAGE`` names another image.
+The containers use host networking on loopback, so the ports chosen here are the ports the servers bind
+(this machine's sandbox lets tests reach no other network). The work directory is mounted at /compat:
+it holds the config files, RocketMQ's logs and (for a broker) the store, so a store moves between
+containers by mounting the same directory. The official servers run from a stand-in of the official
+image built here (harness.docker_images; ``ROCKETMQ_COMPAT_IMAGE`` names another image instead).
 
-Not exercised on machines without a Docker engine; ``start()`` fails with HarnessUnavailable
-when ``docker info`` fails.
+``start()`` fails with HarnessUnavailable when ``docker info`` fails.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ import subprocess
 import time
 import uuid
 
-from . import wire
+from . import docker_images, wire
 from .build import POM, HarnessUnavailable
 from .processes import (DEFAULT_STARTUP_TIMEOUT_S, DEFAULT_STOP_TIMEOUT_S, ManagedProcess, StartupError,
-                        _register, free_broker_port, free_port, write_properties)
+                        _register, broker_config, free_broker_port, free_port, write_properties)
 
 MOUNT = "/compat"
 CONTAINER_LOG_DIR = "/home/rocketmq/logs/rocketmqlogs"
@@ -39,7 +40,8 @@ def server_version() -> str:
 
 
 def image() -> str:
-    return os.environ.get("ROCKETMQ_COMPAT_IMAGE") or f"apache/rocketmq:{server_version()}"
+    """The official servers' image: ROCKETMQ_COMPAT_IMAGE, or the stand-in built here."""
+    return os.environ.get("ROCKETMQ_COMPAT_IMAGE") or docker_images.java_server_image(server_version())
 
 
 def require_docker() -> None:
@@ -60,7 +62,7 @@ def _docker(*args: str, timeout: float = 120, check: bool = True) -> subprocess.
 
 
 class _Container(ManagedProcess):
-    script = ""
+    """One server in a container; subclasses name the image and the command run in it."""
 
     def __init__(self, workdir, port: int | None, extra_config: dict | None, startup_timeout: float):
         super().__init__(workdir, startup_timeout)
@@ -84,7 +86,11 @@ class _Container(ManagedProcess):
     def _pick_port(self) -> int:
         return free_port()
 
-    def _script_args(self) -> list[str]:
+    def _image(self) -> str:
+        raise NotImplementedError
+
+    def _command(self) -> list[str]:
+        """The command given to the image (writes the config files it reads first)."""
         raise NotImplementedError
 
     def _ready(self) -> bool:
@@ -93,10 +99,11 @@ class _Container(ManagedProcess):
     def start(self):
         require_docker()
         _docker("rm", "-f", self.container, check=False)
+        image_name = self._image()
         t0 = time.monotonic()
         _docker("run", "-d", "--name", self.container, "--network", "host",
                 "-v", f"{self.workdir}:{MOUNT}", "-v", f"{self.workdir / 'logs'}:{CONTAINER_LOG_DIR}",
-                "-e", f"JAVA_OPT_EXT={JAVA_OPT_EXT}", image(), "sh", self.script, *self._script_args(),
+                "-e", f"JAVA_OPT_EXT={JAVA_OPT_EXT}", image_name, *self._command(),
                 timeout=600)
         self._running = True
         _register(self)
@@ -151,8 +158,9 @@ class _Container(ManagedProcess):
 
 
 class JavaNameServer(_Container):
+    """The official name server, ``sh mqnamesrv -c namesrv.properties`` as in the official image."""
+
     kind = "namesrv"
-    script = "mqnamesrv"
 
     def __init__(self, build=None, workdir=None, port: int | None = None, *, extra_config: dict | None = None,
                  jvm_opts=(), startup_timeout: float = DEFAULT_STARTUP_TIMEOUT_S):
@@ -161,9 +169,12 @@ class JavaNameServer(_Container):
     def describe(self) -> str:
         return f"namesrv container {self.container} {self.addr} (dir {self.workdir})"
 
-    def _script_args(self) -> list[str]:
+    def _image(self) -> str:
+        return image()
+
+    def _command(self) -> list[str]:
         write_properties(self.workdir / "namesrv.properties", {"listenPort": self.port, **self.extra_config})
-        return ["-c", f"{MOUNT}/namesrv.properties"]
+        return ["sh", "mqnamesrv", "-c", f"{MOUNT}/namesrv.properties"]
 
     def _ready(self) -> bool:
         wire.cluster_info(self.addr, timeout=2.0)
@@ -171,8 +182,9 @@ class JavaNameServer(_Container):
 
 
 class JavaBroker(_Container):
+    """The official broker, ``sh mqbroker -n ... -c broker.properties`` as in the official image."""
+
     kind = "broker"
-    script = "mqbroker"
     _counter = 0
 
     def __init__(self, namesrv, build=None, workdir=None, port: int | None = None, *, broker_name: str | None = None,
@@ -192,35 +204,50 @@ class JavaBroker(_Container):
         return free_broker_port()
 
     def config(self) -> dict:
-        return {
-            "brokerClusterName": self.cluster,
-            "brokerName": self.broker_name,
-            "brokerId": 0,
-            "brokerRole": "ASYNC_MASTER",
-            "flushDiskType": "ASYNC_FLUSH",
-            "namesrvAddr": self.namesrv_addr,
-            "listenPort": self.port,
-            "brokerIP1": "127.0.0.1",
-            "brokerIP2": "127.0.0.1",
-            "storePathRootDir": f"{MOUNT}/store",
-            "storePathCommitLog": f"{MOUNT}/store/commitlog",
-            "mappedFileSizeCommitLog": 64 * 1024 * 1024,
-            "mappedFileSizeConsumeQueue": 30000 * 20,
-            "maxHashSlotNum": 50000,
-            "maxIndexNum": 200000,
-            "autoCreateTopicEnable": True,
-            "autoCreateSubscriptionGroup": True,
-            "enablePropertyFilter": True,
-            **self.extra_config,
-        }
+        return broker_config(cluster=self.cluster, broker_name=self.broker_name, namesrv_addr=self.namesrv_addr,
+                             port=self.port, store_dir=f"{MOUNT}/store", extra=self.extra_config)
 
-    def _script_args(self) -> list[str]:
+    def _image(self) -> str:
+        return image()
+
+    def _write_config(self) -> None:
         self.store_dir.mkdir(exist_ok=True)
         os.chmod(self.store_dir, 0o777)
         write_properties(self.workdir / "broker.properties", self.config())
-        return ["-n", self.namesrv_addr, "-c", f"{MOUNT}/broker.properties"]
+
+    def _command(self) -> list[str]:
+        self._write_config()
+        return ["sh", "mqbroker", "-n", self.namesrv_addr, "-c", f"{MOUNT}/broker.properties"]
 
     def _ready(self) -> bool:
         body = wire.cluster_info(self.namesrv_addr, timeout=2.0)
         return (f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
                 and wire.broker_runtime_info_ready(self.addr))
+
+
+class PyNameServer(JavaNameServer):
+    """Our name server from the rocketmq-py image (``rocketmq-py namesrv``)."""
+
+    def describe(self) -> str:
+        return f"rocketmq-py namesrv container {self.container} {self.addr} (dir {self.workdir})"
+
+    def _image(self) -> str:
+        return docker_images.rocketmq_py_image()
+
+    def _command(self) -> list[str]:
+        write_properties(self.workdir / "namesrv.properties", {"listenPort": self.port, **self.extra_config})
+        return ["namesrv", "-c", f"{MOUNT}/namesrv.properties"]
+
+
+class PyBroker(JavaBroker):
+    """Our broker from the rocketmq-py image (``rocketmq-py broker``), with the same broker.conf keys."""
+
+    def describe(self) -> str:
+        return f"rocketmq-py broker container {self.container} {self.broker_name} {self.addr} (dir {self.workdir})"
+
+    def _image(self) -> str:
+        return docker_images.rocketmq_py_image()
+
+    def _command(self) -> list[str]:
+        self._write_config()
+        return ["broker", "-c", f"{MOUNT}/broker.properties"]
