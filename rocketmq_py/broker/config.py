@@ -78,7 +78,10 @@ class BrokerConfig:
     transaction_time_out: int = 6000
     transaction_check_max: int = 15
     transaction_check_interval: int = 60_000
+    #: Check every request against the ACL file (plain_acl.yml).
     acl_enable: bool = False
+    #: The ACL file, relative to rocketmqHome unless absolute (Java reads the system property of this name).
+    acl_plain_file: str = field(default="conf/plain_acl.yml", metadata={"java": "rocketmq.acl.plain.file"})
     store_reply_message_enable: bool = True
     #: Keys UPDATE_BROKER_CONFIG may not change, ``;``-separated.
     config_black_list: str = "configBlackList;brokerConfigPath"
@@ -197,5 +200,3 @@ def settle(broker: BrokerConfig, store: MessageStoreConfig) -> None:
                              f"\"127.0.0.1:9876;192.168.0.1:9876\"")
     if store.broker_role == SLAVE:
         _log.warning("brokerRole=SLAVE: this broker refuses writes; HA replication from a master is not implemented")
-    if broker.acl_enable:
-        _log.warning("aclEnable=true: ACL is not enforced by this broker")

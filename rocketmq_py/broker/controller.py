@@ -21,11 +21,13 @@ import inspect
 import logging
 from typing import Callable
 
+from rocketmq_py.acl import WATCH_INTERVAL_S, PlainAccessValidator
 from rocketmq_py.broker.clients import ConsumerManager, ProducerManager
 from rocketmq_py.broker.config import BrokerConfig, settle
 from rocketmq_py.broker.group_manager import ConsumerOffsetManager, SubscriptionGroupManager
 from rocketmq_py.broker.long_polling import PullRequestHoldService
 from rocketmq_py.broker.outer_api import BrokerOuterAPI
+from rocketmq_py.broker.processors.acl import AclAdminProcessor
 from rocketmq_py.broker.processors.admin import AdminBrokerProcessor
 from rocketmq_py.broker.processors.clients import ClientManageProcessor
 from rocketmq_py.broker.processors.pull import PullMessageProcessor
@@ -100,6 +102,9 @@ class BrokerController:
         self.pull_processor = PullMessageProcessor(self)
         self.hold_service = PullRequestHoldService(self.pull_processor.replay, self.store.get_max_offset_in_queue)
         self.admin_processor = AdminBrokerProcessor(self)
+        #: The ACL check of every request (Java's initialAcl), when aclEnable=true.
+        self.acl = (PlainAccessValidator(self.config.rocketmq_home, self.config.acl_plain_file)
+                    if self.config.acl_enable else None)
         server_config = RemotingServerConfig(
             server_channel_max_idle_time_seconds=self.config.server_channel_max_idle_time_seconds,
             server_async_semaphore_value=self.config.server_async_semaphore_value,
@@ -124,10 +129,13 @@ class BrokerController:
         table = ProcessorTable()
         self.admin_processor.register_into(table)
         for processor in (self.send_processor, QueryMessageProcessor(self), ClientManageProcessor(self),
-                          EndTransactionProcessor(self), StatsProcessor(self), ReplyMessageProcessor(self)):
+                          EndTransactionProcessor(self), StatsProcessor(self), ReplyMessageProcessor(self),
+                          AclAdminProcessor(self)):
             processor.register_into(table)
         if with_pull:
             self.pull_processor.register_into(table)
+        if self.acl is not None:
+            table.add_hook(self.acl)
         return table
 
     # --- addresses --------------------------------------------------------------------------------
@@ -180,6 +188,8 @@ class BrokerController:
             self._every(max(self.config.transaction_check_interval, 100) / 1000, self._check_transactions,
                         "transaction-check"),
         ]
+        if self.acl is not None:
+            self._tasks.append(self._every(WATCH_INTERVAL_S, self.acl.manager.reload_if_changed, "acl-file-watch"))
         await self.register_broker_all(check_order=True)
         _log.info("The broker[%s, %s] boot success. serializeType=JSON and name server is %s",
                   self.config.broker_name, self.broker_addr, self.config.namesrv_addr or "(none)")

@@ -24,7 +24,9 @@ from rocketmq_py.remoting.processor import (
     REJECT_REQUEST_REMARK,
     ProcessorTable,
     RequestContext,
+    RequestHook,
     RequestProcessor,
+    RequestRefusedError,
     SyncProcessor,
 )
 from rocketmq_py.remoting.protocol import RemotingConnection
@@ -50,7 +52,9 @@ __all__ = [
     "RemotingServerConfig",
     "RemotingSysResponseCode",
     "RequestContext",
+    "RequestHook",
     "RequestProcessor",
+    "RequestRefusedError",
     "ResponseFuture",
     "SyncProcessor",
     "TlsConfig",

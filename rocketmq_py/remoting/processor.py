@@ -2,9 +2,10 @@
 
 Ports ``NettyRequestProcessor`` and the request half of Java's
 ``NettyRemotingAbstract.processRequestCommand`` (rocketmq-all-4.9.8): lookup
-by request code with a default, the reject hook, and the error answers
-(not supported, system busy, system error). Oneway requests never get an
-answer.
+by request code with a default, the reject hook, the hooks that run before
+every processor (Java's ``RPCHook.doBeforeRequest``, where the broker checks
+ACL), and the error answers (not supported, system busy, system error).
+Oneway requests never get an answer.
 """
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ __all__ = [
     "SyncProcessor",
     "ProcessorTable",
     "ProcessorLike",
+    "RequestHook",
+    "RequestRefusedError",
     "as_processor",
     "REJECT_REQUEST_REMARK",
 ]
@@ -59,6 +62,19 @@ class RequestProcessor(abc.ABC):
         """True to answer SYSTEM_BUSY without processing (flow control)."""
         return False
 
+
+class RequestRefusedError(Exception):
+    """Raised by a :data:`RequestHook` to answer ``code`` and ``remark`` instead of running the processor."""
+
+    def __init__(self, code: int, remark: str) -> None:
+        super().__init__(remark)
+        self.code = code
+        self.remark = remark
+
+
+#: Runs before the processor of every request that has one (Java's RPCHook.doBeforeRequest); it returns to let
+#: the request through, or raises :class:`RequestRefusedError`.
+RequestHook = Callable[["RequestContext", RemotingCommand], None]
 
 SyncHandler = Callable[[RequestContext, RemotingCommand], Union[RemotingCommand, None]]
 AsyncHandler = Callable[[RequestContext, RemotingCommand], Awaitable[Union[RemotingCommand, None]]]
@@ -123,6 +139,11 @@ class ProcessorTable:
     def __init__(self, default: ProcessorLike | None = None, executor: Executor | None = None) -> None:
         self._processors: dict[int, RequestProcessor] = {}
         self._default = None if default is None else as_processor(default, executor)
+        self._hooks: list[RequestHook] = []
+
+    def add_hook(self, hook: RequestHook) -> None:
+        """Run ``hook`` before the processor of every request, in the order hooks were added."""
+        self._hooks.append(hook)
 
     def register(self, code: int, processor: ProcessorLike, executor: Executor | None = None) -> None:
         """Route requests with ``code`` to ``processor``, replacing any earlier one."""
@@ -157,7 +178,11 @@ class ProcessorTable:
         try:
             if processor.reject_request():
                 return _error_response(request, RemotingSysResponseCode.SYSTEM_BUSY, REJECT_REQUEST_REMARK)
+            for hook in self._hooks:
+                hook(ctx, request)
             response = await processor.process(ctx, request)
+        except RequestRefusedError as refusal:
+            return _error_response(request, refusal.code, refusal.remark)
         except Exception as error:
             _log.error("processing %r from %s failed", request, ctx.remote_address, exc_info=True)
             return _error_response(request, RemotingSysResponseCode.SYSTEM_ERROR, _describe(error))
