@@ -5,8 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from harness import wire
-from harness.processes import JavaBroker
+from harness.acl import JavaAclBroker
 
 from rocketmq_py.client.producer import Producer, SendStatus
 from rocketmq_py.common.message import Message
@@ -28,29 +27,14 @@ accounts:
 """
 
 
-class AclBroker(JavaBroker):
-    """The harness broker, ready once registered and listening: its runtime-info probe is unsigned, and
-    an ACL broker refuses unsigned requests."""
-
-    def _ready(self) -> bool:
-        if not self._booted():
-            return False
-        body = wire.cluster_info(self.namesrv_addr, timeout=2.0)
-        return (f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
-                and wire.port_open("127.0.0.1", self.port))
-
-
 @pytest.fixture(scope="module")
 def acl_cluster(java_build, tmp_path_factory):
     from harness.processes import JavaNameServer
 
     namesrv = JavaNameServer(build=java_build, workdir=tmp_path_factory.mktemp("acl-namesrv"))
     namesrv.start()
-    workdir = tmp_path_factory.mktemp("acl-broker")
-    (workdir / "conf").mkdir(parents=True, exist_ok=True)
-    (workdir / "conf" / "plain_acl.yml").write_text(PLAIN_ACL)
-    broker = AclBroker(namesrv, build=java_build, workdir=workdir, broker_name="broker-acl",
-                        cluster="AclCluster", extra_config={"aclEnable": True})
+    broker = JavaAclBroker(namesrv, PLAIN_ACL, build=java_build, workdir=tmp_path_factory.mktemp("acl-broker"),
+                           broker_name="broker-acl", cluster="AclCluster")
     try:
         broker.start()
         yield namesrv, broker

@@ -4,17 +4,20 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.MessageSelector;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.consumer.rebalance.AllocateMessageQueueAveragely;
 import org.apache.rocketmq.common.consumer.ConsumeFromWhere;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
 
 /**
  * {@code consume --namesrv ADDR --topic T --group G --count N [--timeout-ms MS] [--sub EXPR]
- * [--sql EXPR] [--from first|last] [--model CLUSTERING|BROADCASTING]}
+ * [--sql EXPR] [--from first|last] [--model CLUSTERING|BROADCASTING] [--access-key AK --secret-key SK]}
  *
  * <p>DefaultMQPushConsumer until N messages arrived or the timeout passed. One line per message,
  * then {@code {"done":true,"count":n,"timedOut":bool}}. A timeout is not an error (exit 0), so a
@@ -29,7 +32,11 @@ final class ConsumeCommand {
         long timeoutMs = a.getLong("timeout-ms", 30000);
         String topic = a.require("topic");
 
-        DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(a.require("group"));
+        DefaultMQPushConsumer consumer = a.has("access-key")
+            ? new DefaultMQPushConsumer(a.require("group"), new AclClientRPCHook(
+                new SessionCredentials(a.require("access-key"), a.require("secret-key"))),
+                new AllocateMessageQueueAveragely())
+            : new DefaultMQPushConsumer(a.require("group"));
         consumer.setNamesrvAddr(a.require("namesrv"));
         consumer.setConsumeFromWhere("last".equals(a.get("from", "first"))
             ? ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET : ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);

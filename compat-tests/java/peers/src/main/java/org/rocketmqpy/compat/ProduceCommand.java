@@ -3,16 +3,19 @@ package org.rocketmqpy.compat;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.apache.rocketmq.acl.common.AclClientRPCHook;
+import org.apache.rocketmq.acl.common.SessionCredentials;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.common.message.Message;
 
 /**
  * {@code produce --namesrv ADDR --topic T --count N [--tags TAG] [--keys K] [--prop k=v]...
- * [--body TEXT|--body-size BYTES] [--group G] [--timeout-ms MS]}
+ * [--body TEXT|--body-size BYTES] [--group G] [--timeout-ms MS] [--access-key AK --secret-key SK]}
  *
  * <p>Synchronous sends with DefaultMQProducer. "{i}" in --body/--keys is replaced by the message
- * index. Without --body or --body-size the body is "message-{i}".
+ * index. Without --body or --body-size the body is "message-{i}". With --access-key every request is
+ * signed by AclClientRPCHook.
  */
 final class ProduceCommand {
     private ProduceCommand() {
@@ -21,7 +24,11 @@ final class ProduceCommand {
     static void run(Args a) throws Exception {
         String topic = a.require("topic");
         int count = a.getInt("count", 1);
-        DefaultMQProducer producer = new DefaultMQProducer(a.get("group", "compat_producer_group"));
+        String group = a.get("group", "compat_producer_group");
+        DefaultMQProducer producer = a.has("access-key")
+            ? new DefaultMQProducer(group, new AclClientRPCHook(
+                new SessionCredentials(a.require("access-key"), a.require("secret-key"))))
+            : new DefaultMQProducer(group);
         producer.setNamesrvAddr(a.require("namesrv"));
         producer.setSendMsgTimeout(a.getInt("timeout-ms", 10000));
         producer.setRetryTimesWhenSendFailed(a.getInt("retries", 2));
