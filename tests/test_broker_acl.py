@@ -224,3 +224,35 @@ async def test_broker_without_acl_answers_the_acl_admin_codes_with_their_failure
             assert plain.code == ResponseCode.SUCCESS
         finally:
             await client.shutdown()
+
+
+async def test_request_hooks_run_before_the_processor_and_refuse_with_their_code():
+    from rocketmq_py.remoting import ProcessorTable, RemotingServer, RequestRefusedError
+
+    processed = []
+
+    async def processor(ctx, request):
+        processed.append(request.code)
+        return create_request(0, {})
+
+    def hook(ctx, request):
+        if request.ext_fields and request.ext_fields.get("refuse"):
+            raise RequestRefusedError(ResponseCode.NO_PERMISSION, "refused by the hook")
+        if request.ext_fields and request.ext_fields.get("break"):
+            raise RuntimeError("a bug in the hook")
+
+    table = ProcessorTable(default=processor)
+    table.add_hook(hook)
+    client = RemotingClient()
+    async with RemotingServer("127.0.0.1", 0, table) as server:
+        try:
+            refused = await client.invoke(server.address, create_request(77, {"refuse": "1"}), 5000)
+            assert (refused.code, refused.remark) == (ResponseCode.NO_PERMISSION, "refused by the hook")
+            broken = await client.invoke(server.address, create_request(77, {"break": "1"}), 5000)
+            assert broken.code == ResponseCode.SYSTEM_ERROR and "a bug in the hook" in broken.remark
+            await client.invoke_oneway(server.address, create_request(77, {"refuse": "1"}), 5000)
+            passed = await client.invoke(server.address, create_request(78, {}), 5000)
+            assert passed.code == ResponseCode.SUCCESS
+            assert processed == [78]
+        finally:
+            await client.shutdown()
