@@ -11,6 +11,7 @@ from typing import Iterable
 
 from rocketmq_py.acl.errors import AclError
 from rocketmq_py.common.codes import RequestCode
+from rocketmq_py.common.topic import retry_topic
 
 DENY = 1
 ANY = 1 << 1
@@ -55,8 +56,6 @@ def split_resource(entry: str) -> list[str]:
 
 def parse_resource_perms(entries: Iterable[str] | None, *, topics: bool) -> dict[str, int]:
     """``topicPerms`` / ``groupPerms`` entries as a resource -> permission map (groups keyed by retry topic)."""
-    from rocketmq_py.common.topic import retry_topic
-
     perms: dict[str, int] = {}
     for entry in entries or ():
         items = split_resource(str(entry))
