@@ -17,6 +17,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable, Union
 
+from rocketmq_py.errors import RocketMQError
 from rocketmq_py.remoting import command as commands
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode
 
@@ -63,7 +64,7 @@ class RequestProcessor(abc.ABC):
         return False
 
 
-class RequestRefusedError(Exception):
+class RequestRefusedError(RocketMQError):
     """Raised by a :data:`RequestHook` to answer ``code`` and ``remark`` instead of running the processor."""
 
     def __init__(self, code: int, remark: str) -> None:
