@@ -275,3 +275,18 @@ def test_unusable_file_at_start_is_a_typed_error(tmp_path):
         PlainPermissionManager(tmp_path)
     with pytest.raises(AclError, match="needs rocketmqHome"):
         PlainPermissionManager("")
+
+
+def test_the_acl_file_setting_has_javas_name_and_is_relative_to_the_home(tmp_path):
+    from rocketmq_py.broker.config import load_broker_config
+
+    conf = tmp_path / "broker.conf"
+    conf.write_text(f"aclEnable=true\nrocketmqHome={tmp_path}\nrocketmq.acl.plain.file=conf/other.yml\n")
+    broker, _ = load_broker_config(conf)
+    assert (broker.acl_enable, broker.acl_plain_file, broker.rocketmq_home) == (True, "conf/other.yml", str(tmp_path))
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "other.yml").write_text(PLAIN_ACL)
+    manager = PlainPermissionManager(broker.rocketmq_home, broker.acl_plain_file)
+    assert manager.default_file == str(tmp_path / "conf" / "other.yml")
+    _check(manager, RequestCode.UPDATE_AND_CREATE_TOPIC, {"topic": "t"}, credentials=ADMIN)
+    assert not (tmp_path / "conf" / "plain_acl.yml").exists()
