@@ -49,7 +49,10 @@ def test_broker_process_starts_serves_and_stops_cleanly_on_sigterm(tmp_path):
             except OSError:
                 assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
                 time.sleep(0.05)
-        assert (store / "abort").exists()
+        # The port opens before the store starts (and writes its abort file): wait for the file too.
+        while not (store / "abort").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "the running broker has no abort file"
+            time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=30)
     finally:
