@@ -1,5 +1,6 @@
 """JSON bodies of the broker's admin answers (Java's common/protocol/body TopicStatsTable, ConsumeStats,
-ConsumerConnection, ProducerConnection, Connection, GroupList, QueryConsumeTimeSpanBody, ResetOffsetBody).
+ConsumerConnection, ProducerConnection, Connection, GroupList, QueryConsumeTimeSpanBody, ResetOffsetBody,
+BrokerStatsData, ConsumeStatsList, QueryConsumeQueueResponseBody, GetConsumerStatusBody, QueryCorrectionOffsetBody).
 
 fastjson writes bean properties in alphabetical order, and maps keyed by a
 MessageQueue with the queue object itself as the key; both are kept here.
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from rocketmq_py import codec
 from rocketmq_py.codec import JsonObjectKey
 from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.common.stats import StatsSnapshot
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.clients import ClientChannelInfo, ConsumerGroupInfo
@@ -41,12 +43,52 @@ def topic_stats_table(offsets: Mapping[MessageQueue, tuple[int, int, int]]) -> b
     return _encode({"offsetTable": table})
 
 
-def consume_stats(offsets: Mapping[MessageQueue, tuple[int, int, int]], consume_tps: float) -> bytes:
+def consume_stats_json(offsets: Mapping[MessageQueue, tuple[int, int, int]], consume_tps: float) -> dict:
     """``offsets``: queue -> (broker offset, consumer offset, last timestamp)."""
     table = {queue_key(queue): {"brokerOffset": broker_offset, "consumerOffset": consumer_offset,
                                 "lastTimestamp": last}
              for queue, (broker_offset, consumer_offset, last) in sorted(offsets.items())}
-    return _encode({"consumeTps": float(consume_tps), "offsetTable": table})
+    return {"consumeTps": float(consume_tps), "offsetTable": table}
+
+
+def consume_stats(offsets: Mapping[MessageQueue, tuple[int, int, int]], consume_tps: float) -> bytes:
+    return _encode(consume_stats_json(offsets, consume_tps))
+
+
+def consume_stats_list(broker_addr: str, groups: list[dict[str, list[dict]]], total_diff: int) -> bytes:
+    """ConsumeStatsList: one ``{group: [ConsumeStats per topic]}`` map per subscription group."""
+    return _encode({"brokerAddr": broker_addr, "consumeStatsList": groups, "totalDiff": total_diff})
+
+
+def broker_stats_data(minute: StatsSnapshot, hour: StatsSnapshot, day: StatsSnapshot) -> bytes:
+    return _encode({"statsDay": day.to_json(), "statsHour": hour.to_json(), "statsMinute": minute.to_json()})
+
+
+def query_consume_queue(min_index: int, max_index: int, units: list[tuple[int, int, int]] | None,
+                        subscription: dict | None, filter_data: str | None) -> bytes:
+    """QueryConsumeQueueResponseBody; ``units`` are (physic offset, size, tags code), None when not read."""
+    value: dict = {}
+    if filter_data is not None:
+        value["filterData"] = filter_data
+    value["maxQueueIndex"] = max_index
+    value["minQueueIndex"] = min_index
+    if units is not None:
+        value["queueData"] = [{"eval": False, "physicOffset": offset, "physicSize": size, "tagsCode": tags_code}
+                              for offset, size, tags_code in units]
+    if subscription is not None:
+        value["subscriptionData"] = subscription
+    return _encode(value)
+
+
+def consumer_status(table: Mapping[str, Mapping[MessageQueue, int]]) -> bytes:
+    """GetConsumerStatusBody as the broker answers it: offsets by client id, ``messageQueueTable`` empty."""
+    consumers = {client_id: {queue_key(queue): offset for queue, offset in sorted(offsets.items())}
+                 for client_id, offsets in sorted(table.items())}
+    return _encode({"consumerTable": consumers, "messageQueueTable": {}})
+
+
+def correction_offsets(offsets: Mapping[int, int]) -> bytes:
+    return _encode({"correctionOffsets": dict(sorted(offsets.items()))})
 
 
 def consumer_connection(group: ConsumerGroupInfo) -> bytes:

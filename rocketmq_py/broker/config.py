@@ -83,6 +83,8 @@ class BrokerConfig:
     #: The ACL file, relative to rocketmqHome unless absolute (Java reads the system property of this name).
     acl_plain_file: str = field(default="conf/plain_acl.yml", metadata={"java": "rocketmq.acl.plain.file"})
     store_reply_message_enable: bool = True
+    #: Drop a topic's or group's statistics when it is deleted.
+    auto_delete_unused_stats: bool = False
     #: Keys UPDATE_BROKER_CONFIG may not change, ``;``-separated.
     config_black_list: str = "configBlackList;brokerConfigPath"
     #: Where UPDATE_BROKER_CONFIG persists the settings (the ``-c`` file when one was given).
@@ -100,6 +102,8 @@ class BrokerConfig:
     bind_address: str = "0.0.0.0"
     #: Also listen on listenPort - 2, Java's "VIP" channel (needs a fixed listenPort).
     fast_channel_enable: bool = True
+    #: Serve Prometheus metrics and ``/health`` over HTTP on this port (0: off; -1: any free port).
+    metrics_port: int = 0
 
     @property
     def broker_addr(self) -> str:

@@ -34,6 +34,7 @@ from rocketmq_py.broker.processors.pull import PullMessageProcessor
 from rocketmq_py.broker.processors.query import QueryMessageProcessor
 from rocketmq_py.broker.processors.reply import ReplyMessageProcessor
 from rocketmq_py.broker.processors.send import SendMessageProcessor
+from rocketmq_py.broker.processors.broker_stats import BrokerStatsProcessor
 from rocketmq_py.broker.processors.stats import StatsProcessor
 from rocketmq_py.broker.processors.transaction import EndTransactionProcessor
 from rocketmq_py.broker.rebalance_lock import RebalanceLockManager
@@ -95,7 +96,7 @@ class BrokerController:
         self.producers = ProducerManager()
         self.consumers = ConsumerManager(on_change=self._consumer_ids_changed)
         self.locks = RebalanceLockManager()
-        self.stats = BrokerStats()
+        self.stats = BrokerStats(self.config.broker_cluster_name)
         self.transactions = TransactionalMessageService(self)
         self.outer_api = BrokerOuterAPI()
         self.send_processor = SendMessageProcessor(self)
@@ -129,8 +130,8 @@ class BrokerController:
         table = ProcessorTable()
         self.admin_processor.register_into(table)
         for processor in (self.send_processor, QueryMessageProcessor(self), ClientManageProcessor(self),
-                          EndTransactionProcessor(self), StatsProcessor(self), ReplyMessageProcessor(self),
-                          AclAdminProcessor(self)):
+                          EndTransactionProcessor(self), StatsProcessor(self), BrokerStatsProcessor(self),
+                          ReplyMessageProcessor(self), AclAdminProcessor(self)):
             processor.register_into(table)
         if with_pull:
             self.pull_processor.register_into(table)

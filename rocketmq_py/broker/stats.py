@@ -1,9 +1,10 @@
-"""Broker counters for GET_BROKER_RUNTIME_INFO and GET_CONSUME_STATS (the parts of Java's
-StoreStatsService, BrokerStats and BrokerStatsManager that mqadmin shows).
+"""The broker's counters: Java's StoreStatsService (store-wide TPS, the put latency histogram) and
+BrokerStats (daily totals), in front of the per-topic and per-group :class:`BrokerStatsManager`.
 
-Counters only count; :meth:`BrokerStats.sample` (once a second) keeps their
-history, from which TPS over 10 s, 60 s and 600 s are computed as Java does
-("putTps" is "<10s> <60s> <600s>").
+The send and pull paths make one call per event (:meth:`BrokerStats.on_put`,
+:meth:`on_get`, ...); :meth:`BrokerStats.sample` runs once a second and
+keeps the history from which TPS over 10 s, 60 s and 600 s are computed as
+Java does ("putTps" is "<10s> <60s> <600s>").
 """
 from __future__ import annotations
 
@@ -11,8 +12,16 @@ import bisect
 import time
 from collections import deque
 
+from rocketmq_py.broker.stats_manager import BrokerStatsManager
+
 WINDOWS_S = (10, 60, 600)
 _HISTORY = max(WINDOWS_S) + 2
+#: Java's PUT_MESSAGE_ENTIRE_TIME_MAX_DESC buckets: the upper bound (exclusive, ms) of each but the last two.
+PUT_LATENCY_BOUNDS_MS = (1, 10, 50, 100, 200, 500, 1000, 2000, 3000, 4000, 5000, 10000)
+PUT_LATENCY_LABELS = ("[<=0ms]", "[0~10ms]", "[10~50ms]", "[50~100ms]", "[100~200ms]", "[200~500ms]", "[500ms~1s]",
+                      "[1~2s]", "[2~3s]", "[3~4s]", "[4~5s]", "[5~10s]", "[10s~]")
+#: Java keeps the histogram of the last whole minute, and starts a new one every minute.
+DISTRIBUTION_PERIOD_S = 60
 
 
 class RateCounter:
@@ -43,48 +52,102 @@ class RateCounter:
         return " ".join(f"{self.tps(window):.2f}" for window in WINDOWS_S)
 
 
-class BrokerStats:
+def latency_bucket(latency_ms: int) -> int:
+    if latency_ms <= 0:
+        return 0
+    return bisect.bisect_right(PUT_LATENCY_BOUNDS_MS, latency_ms)
+
+
+class PutLatencyHistogram:
+    """Puts counted by Java's latency buckets: the running minute and the last whole one."""
+
     def __init__(self) -> None:
+        self.current = [0] * len(PUT_LATENCY_LABELS)
+        self.last = [0] * len(PUT_LATENCY_LABELS)
+        self.all_time = [0] * len(PUT_LATENCY_LABELS)
+
+    def add(self, latency_ms: int) -> None:
+        bucket = latency_bucket(latency_ms)
+        self.current[bucket] += 1
+        self.all_time[bucket] += 1
+
+    def roll(self) -> None:
+        self.last = self.current
+        self.current = [0] * len(PUT_LATENCY_LABELS)
+
+    def text(self) -> str:
+        return "".join(f"{label}:{count} " for label, count in zip(PUT_LATENCY_LABELS, self.last))
+
+    def percentile_ms(self, fraction: float) -> float:
+        """The upper bound of the bucket holding the ``fraction`` quantile of the last minute's puts."""
+        total = sum(self.last)
+        if total == 0:
+            return 0.0
+        wanted = fraction * total
+        seen = 0
+        for index, count in enumerate(self.last):
+            seen += count
+            if seen >= wanted:
+                break
+        return 0.0 if index == 0 else float(PUT_LATENCY_BOUNDS_MS[min(index, len(PUT_LATENCY_BOUNDS_MS) - 1)])
+
+
+class BrokerStats:
+    def __init__(self, cluster_name: str = "DefaultCluster") -> None:
         self.boot_timestamp = time.time_ns() // 1_000_000
+        self.manager = BrokerStatsManager(cluster_name, self.boot_timestamp)
         self.put = RateCounter()
         self.put_size = 0
         self.put_failed = 0
+        self.put_latency = PutLatencyHistogram()
         self.get_found = RateCounter()
         self.get_miss = RateCounter()
         self.get_transferred = RateCounter()
-        self.group_get: dict[tuple[str, str], RateCounter] = {}
         self.put_max_latency_ms = 0
+        self.get_max_latency_ms = 0
         self.put_total_today_morning = 0
         self.put_total_yesterday_morning = 0
         self.get_total_today_morning = 0
         self.get_total_yesterday_morning = 0
         self._day = time.localtime().tm_yday
+        self._next_roll = time.monotonic() + DISTRIBUTION_PERIOD_S
 
-    def on_put(self, messages: int, size: int, latency_ms: int) -> None:
+    def on_put(self, topic: str, messages: int, size: int, latency_ms: int) -> None:
         self.put.add(messages)
         self.put_size += size
+        self.put_latency.add(latency_ms)
         if latency_ms > self.put_max_latency_ms:
             self.put_max_latency_ms = latency_ms
+        self.manager.on_put(topic, messages, size)
 
-    def on_get(self, group: str, topic: str, messages: int) -> None:
+    def on_put_failed(self) -> None:
+        self.put_failed += 1
+
+    def on_get(self, group: str, topic: str, messages: int, size: int = 0, latency_ms: int = 0) -> None:
+        """One pull answered: ``messages`` found (0 for a miss) of ``size`` bytes, read in ``latency_ms``."""
+        if latency_ms > self.get_max_latency_ms:
+            self.get_max_latency_ms = latency_ms
         if messages > 0:
             self.get_found.add(1)
             self.get_transferred.add(messages)
-            counter = self.group_get.get((group, topic))
-            if counter is None:
-                counter = self.group_get[(group, topic)] = RateCounter()
-            counter.add(messages)
+            self.manager.on_get(group, topic, messages, size, latency_ms)
         else:
             self.get_miss.add(1)
 
+    def on_send_back(self, group: str, topic: str) -> None:
+        self.manager.on_send_back(group, topic)
+
     def group_get_tps(self, group: str, topic: str) -> float:
-        counter = self.group_get.get((group, topic))
-        return counter.tps(60) if counter is not None else 0.0
+        return self.manager.group_get_tps(group, topic)
 
     def sample(self) -> None:
         now = time.monotonic()
-        for counter in (self.put, self.get_found, self.get_miss, self.get_transferred, *self.group_get.values()):
+        for counter in (self.put, self.get_found, self.get_miss, self.get_transferred):
             counter.sample(now)
+        self.manager.tick()
+        if now >= self._next_roll:
+            self._next_roll = now + DISTRIBUTION_PERIOD_S
+            self.put_latency.roll()
         day = time.localtime().tm_yday
         if day != self._day:
             self._day = day
@@ -107,6 +170,11 @@ class BrokerStats:
             "putMessageFailedTimes": str(self.put_failed),
             "putMessageSizeTotal": str(self.put_size),
             "putMessageAverageSize": str(self.put_size / times_total),
+            "putMessageDistributeTime": self.put_latency.text(),
+            "putLatency99": f"{self.put_latency.percentile_ms(0.99):.2f}",
+            "putLatency999": f"{self.put_latency.percentile_ms(0.999):.2f}",
+            "getMessageEntireTimeMax": str(self.get_max_latency_ms),
+            "dispatchMaxBuffer": "0",
             "putTps": self.put.tps_text(),
             "getFoundTps": self.get_found.tps_text(),
             "getMissTps": self.get_miss.tps_text(),

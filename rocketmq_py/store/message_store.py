@@ -481,7 +481,13 @@ class MessageStore(StoreReads):
             self.clean_service.execute_delete_files_manually()
 
     def dispatch_behind_bytes(self) -> int:
+        """CommitLog bytes not yet in the ConsumeQueues: always 0 here, as every put dispatches before it returns."""
         return 0
+
+    def lock_time_mills(self) -> int:
+        """How long the current put has held the CommitLog lock (0 when it is free): Java's lockTimeMills."""
+        began = self.commit_log.begin_time_in_lock
+        return max(now_ms() - began, 0) if began else 0
 
     def lookup_message_by_offset(self, commit_log_offset: int) -> MessageExt | None:
         """The message stored at ``commit_log_offset`` (body left compressed, as Java's lookMessageByOffset)."""

@@ -135,6 +135,8 @@ class AdminBrokerProcessor:
             return fail(request, ResponseCode.SYSTEM_ERROR, f"The topic[{header.topic}] is conflict with system topic.")
         broker.topics.delete(header.topic)
         broker.store.clean_unused_topic(broker.topics.table.keys())
+        if broker.config.auto_delete_unused_stats:
+            broker.stats.manager.on_topic_deleted(header.topic)
         return ok(request)
 
     async def get_all_topic_config(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
@@ -207,7 +209,7 @@ class AdminBrokerProcessor:
             "EndTransactionQueueSize": "0",
             "EndTransactionThreadPoolQueueCapacity": "100000",
             "dispatchBehindBytes": str(store.dispatch_behind_bytes()),
-            "pageCacheLockTimeMills": "0",
+            "pageCacheLockTimeMills": str(store.lock_time_mills()),
             "sendThreadPoolQueueHeadWaitTimeMills": "0",
             "pullThreadPoolQueueHeadWaitTimeMills": "0",
             "queryThreadPoolQueueHeadWaitTimeMills": "0",
@@ -249,6 +251,8 @@ class AdminBrokerProcessor:
         self.broker.groups.delete(header.group_name)
         if header.remove_offset:
             self.broker.offsets.remove_offset(header.group_name)
+        if self.broker.config.auto_delete_unused_stats:
+            self.broker.stats.manager.on_group_deleted(header.group_name)
         return ok(request)
 
     async def get_all_consumer_offset(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:

@@ -127,6 +127,7 @@ class PullMessageProcessor:
             return fail(request, ResponseCode.SYSTEM_ERROR,
                         f"The broker does not support consumer to filter message by {subscription.expression_type}")
         message_filter = ExpressionMessageFilter(subscription)
+        started = time.monotonic()
         result = broker.store.get_messages(header.consumer_group, header.topic, header.queue_id, header.queue_offset,
                                            header.max_msg_nums, message_filter)
         status = result.status
@@ -144,7 +145,8 @@ class PullMessageProcessor:
         body = None
         if code == ResponseCode.SUCCESS:
             body = result.body
-            broker.stats.on_get(header.consumer_group, header.topic, result.message_count)
+            broker.stats.on_get(header.consumer_group, header.topic, result.message_count, len(body or b""),
+                                int((time.monotonic() - started) * 1000))
         else:
             broker.stats.on_get(header.consumer_group, header.topic, 0)
         if code == ResponseCode.PULL_NOT_FOUND and allow_suspend and has_suspend:

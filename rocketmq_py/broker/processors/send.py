@@ -215,7 +215,7 @@ class SendMessageProcessor:
             broker.transactions.to_half_message(message)
         started = time.monotonic()
         result = await broker.store.put_message(message)
-        return self._answer(request, result, queue_id, started)
+        return self._answer(request, result, message.topic, queue_id, started)
 
     async def _send_batch(self, ctx: RequestContext, request: RemotingCommand,
                           header: SendMessageRequestHeaderV2 | SendMessageRequestHeader,
@@ -239,18 +239,18 @@ class SendMessageProcessor:
         )
         started = time.monotonic()
         result = await broker.store.put_messages(batch)
-        return self._answer(request, result, queue_id, started)
+        return self._answer(request, result, batch.topic, queue_id, started)
 
-    def _answer(self, request: RemotingCommand, result: PutMessageResult, queue_id: int,
+    def _answer(self, request: RemotingCommand, result: PutMessageResult, topic: str, queue_id: int,
                 started: float) -> RemotingCommand:
         status = result.status
         code = _STORED.get(status)
         append = result.append_result
         if code is None or append is None:
-            self.broker.stats.put_failed += 1
+            self.broker.stats.on_put_failed()
             code, remark = self.store_refusal(status)
             return self.send_response(request, code, remark)
-        self.broker.stats.on_put(append.msg_num, append.wrote_bytes, int((time.monotonic() - started) * 1000))
+        self.broker.stats.on_put(topic, append.msg_num, append.wrote_bytes, int((time.monotonic() - started) * 1000))
         header = SendMessageResponseHeader(msg_id=append.msg_id, queue_id=queue_id, queue_offset=append.logics_offset)
         return self.send_response(request, code, None, header)
 
@@ -331,5 +331,6 @@ class SendMessageProcessor:
         )
         result = await broker.store.put_message(message)
         if result.status == PutMessageStatus.PUT_OK:
+            broker.stats.on_send_back(header.group, properties[MessageConst.RETRY_TOPIC])
             return fail(request, ResponseCode.SUCCESS, None)
         return fail(request, ResponseCode.SYSTEM_ERROR, result.status.name)

@@ -2,7 +2,9 @@
 DeleteTopicRequestHeader, GetTopicStatsInfoRequestHeader, GetConsumeStatsRequestHeader,
 GetConsumerConnectionListRequestHeader, GetProducerConnectionListRequestHeader,
 DeleteSubscriptionGroupRequestHeader, QueryTopicConsumeByWhoRequestHeader, QueryConsumeTimeSpanRequestHeader,
-CloneGroupOffsetRequestHeader and GetBrokerConfigResponseHeader)."""
+CloneGroupOffsetRequestHeader, GetBrokerConfigResponseHeader, ViewBrokerStatsDataRequestHeader,
+GetConsumeStatsInBrokerHeader, QueryConsumeQueueRequestHeader, QueryCorrectionOffsetHeader and
+ResumeCheckHalfMessageRequestHeader)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -72,3 +74,45 @@ class GetBrokerConfigResponseHeader(CommandHeader):
     """GET_BROKER_CONFIG (26): ``version`` is the configuration's DataVersion JSON."""
 
     version: str = wire("version", required=True)
+
+
+@dataclass
+class ViewBrokerStatsDataRequestHeader(CommandHeader):
+    """VIEW_BROKER_STATS_DATA (315): ``stats_name`` is a BrokerStatsManager statistic (``TOPIC_PUT_NUMS``, ...)."""
+
+    stats_name: str = wire("statsName", required=True)
+    stats_key: str = wire("statsKey", required=True)
+
+
+@dataclass
+class GetConsumeStatsInBrokerHeader(CommandHeader):
+    """GET_BROKER_CONSUME_STATS (317): Java's field is ``isOrder``, and extFields take the field name."""
+
+    is_order: bool = wire("isOrder", False, required=True)
+
+
+@dataclass
+class QueryConsumeQueueRequestHeader(CommandHeader):
+    """QUERY_CONSUME_QUEUE (321): ``count`` units of ``topic``'s queue from queue offset ``index``."""
+
+    topic: str = wire("topic", required=True)
+    queue_id: int = wire("queueId", required=True)
+    index: int = wire("index", required=True)
+    count: int = wire("count", required=True)
+    consumer_group: str | None = wire("consumerGroup")
+
+
+@dataclass
+class QueryCorrectionOffsetHeader(CommandHeader):
+    """QUERY_CORRECTION_OFFSET (308): ``filter_groups`` is a comma-separated list of groups to leave out."""
+
+    topic: str = wire("topic", required=True)
+    compare_group: str = wire("compareGroup", required=True)
+    filter_groups: str | None = wire("filterGroups")
+
+
+@dataclass
+class ResumeCheckHalfMessageRequestHeader(CommandHeader):
+    """RESUME_CHECK_HALF_MESSAGE (323): ``msg_id`` is the offset message id of a half message."""
+
+    msg_id: str | None = wire("msgId")
