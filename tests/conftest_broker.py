@@ -105,3 +105,13 @@ class BrokerEnv:
         fields = {"topic": topic, "defaultTopic": "TBW102", "readQueueNums": queues, "writeQueueNums": queues,
                   "perm": perm, "topicFilterType": filter_type, "topicSysFlag": 0, "order": str(order).lower()}
         return await self.call(RequestCode.UPDATE_AND_CREATE_TOPIC, fields)
+
+
+def heartbeat(client_id: str, group: str, topic: str) -> bytes:
+    """A HEART_BEAT body: one push consumer of ``group`` subscribed to all of ``topic``, one producer."""
+    consumer = {"consumeFromWhere": "CONSUME_FROM_FIRST_OFFSET", "consumeType": "CONSUME_PASSIVELY",
+                "groupName": group, "messageModel": "CLUSTERING", "unitMode": False,
+                "subscriptionDataSet": [{"classFilterMode": False, "codeSet": [], "expressionType": "TAG",
+                                         "subString": "*", "subVersion": 1, "tagsSet": [], "topic": topic}]}
+    return codec.json_dumps({"clientID": client_id, "consumerDataSet": [consumer],
+                             "producerDataSet": [{"groupName": "pg"}]}).encode()

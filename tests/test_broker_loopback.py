@@ -16,7 +16,7 @@ from rocketmq_py.common.headers.pull import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTIO
 from rocketmq_py.common.route import ClusterInfo, TopicRouteData
 from rocketmq_py.remoting import RemotingClient, create_request, create_response
 
-from conftest_broker import BrokerEnv
+from conftest_broker import BrokerEnv, heartbeat
 
 
 @asynccontextmanager
@@ -244,15 +244,6 @@ async def test_sql92_refused_without_property_filter(env):
 
 
 # --- clients and offsets ----------------------------------------------------------------------------------
-
-
-def heartbeat(client_id: str, group: str, topic: str) -> bytes:
-    consumer = {"consumeFromWhere": "CONSUME_FROM_FIRST_OFFSET", "consumeType": "CONSUME_PASSIVELY",
-                "groupName": group, "messageModel": "CLUSTERING", "unitMode": False,
-                "subscriptionDataSet": [{"classFilterMode": False, "codeSet": [], "expressionType": "TAG",
-                                         "subString": "*", "subVersion": 1, "tagsSet": [], "topic": topic}]}
-    return codec.json_dumps({"clientID": client_id, "consumerDataSet": [consumer],
-                             "producerDataSet": [{"groupName": "pg"}]}).encode()
 
 
 async def test_heartbeat_registers_and_notifies_consumer_id_changes(env):

@@ -1,0 +1,169 @@
+"""Broker statistics (Java's StatsItem windows and BrokerStatsManager keys) and the stats requests mqadmin sends,
+against the in-process broker: VIEW_BROKER_STATS_DATA, GET_BROKER_CONSUME_STATS, QUERY_CONSUME_QUEUE,
+QUERY_CORRECTION_OFFSET, INVOKE_BROKER_TO_GET_CONSUMER_STATUS and RESUME_CHECK_HALF_MESSAGE."""
+from __future__ import annotations
+
+import pytest
+
+from rocketmq_py import codec
+from rocketmq_py.broker.stats import BrokerStats, PutLatencyHistogram
+from rocketmq_py.broker.stats_manager import GROUP_GET_NUMS, TOPIC_PUT_NUMS, BrokerStatsManager
+from rocketmq_py.common import consumer_body
+from rocketmq_py.common.codes import RequestCode, ResponseCode
+from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.common.stats import StatsItem
+from rocketmq_py.remoting import RemotingCommand, RequestContext, create_response
+
+from conftest_broker import BrokerEnv, heartbeat
+
+
+def test_stats_item_minute_window_counts_from_its_first_sample():
+    item = StatsItem(TOPIC_PUT_NUMS, "T")
+    item.add(120, 3)
+    item.sample_minute(100_000)
+    first = item.in_minute()
+    assert (first.sum, first.times) == (120, 3)
+    assert first.tps == pytest.approx(12.0)  # the zero sample is dated one period (10 s) earlier
+    assert first.avgpt == pytest.approx(40.0)
+    for step in range(1, 10):
+        item.add(10, 1)
+        item.sample_minute(100_000 + step * 10_000)
+    later = item.in_minute()
+    assert later.sum == 60  # seven samples: the last minute only
+    assert later.tps == pytest.approx(1.0)
+
+
+def test_manager_samples_on_java_periods_and_keys_by_topic_and_group():
+    manager = BrokerStatsManager("C", started_ms=0)
+    manager.on_put("T", 5, 500)
+    manager.on_get("G", "T", 4, 400, 1)
+    manager.tick(0)
+    manager.tick(5_000)  # not due yet: no new sample
+    assert manager.item(TOPIC_PUT_NUMS, "T").in_minute().sum == 5
+    assert manager.item(GROUP_GET_NUMS, "T@G").in_minute().sum == 4
+    assert manager.item("BROKER_PUT_NUMS", "C").value == 5
+    assert manager.item("BROKER_PUT_NUMS", "C").times == 0
+    manager.on_put("T", 1, 100)
+    manager.tick(10_000)
+    assert manager.item(TOPIC_PUT_NUMS, "T").in_minute().sum == 6
+    assert manager.item(TOPIC_PUT_NUMS, "T").in_hour().sum == 5  # the hour window samples every 10 minutes
+    manager.on_topic_deleted("T")
+    assert manager.item(TOPIC_PUT_NUMS, "T") is None and manager.item(GROUP_GET_NUMS, "T@G") is None
+
+
+def test_put_latency_histogram_uses_java_buckets():
+    histogram = PutLatencyHistogram()
+    for latency in (0, 3, 9, 10, 120, 12_000):
+        histogram.add(latency)
+    histogram.roll()
+    assert histogram.text().startswith("[<=0ms]:1 [0~10ms]:2 [10~50ms]:1 [50~100ms]:0 [100~200ms]:1 ")
+    assert histogram.text().endswith("[10s~]:1 ")
+    assert histogram.percentile_ms(0.5) == 10.0
+
+
+def test_runtime_info_carries_java_keys():
+    stats = BrokerStats("C")
+    stats.on_put("T", 2, 300, 4)
+    info = stats.runtime_info()
+    for key in ("putTps", "getTransferedTps", "putMessageDistributeTime", "putLatency99", "getMessageEntireTimeMax"):
+        assert key in info
+    assert info["putMessageSizeTotal"] == "300"
+
+
+@pytest.fixture
+async def env(tmp_path):
+    async with BrokerEnv(tmp_path) as environment:
+        yield environment
+
+
+async def _traffic(env: BrokerEnv, topic: str, group: str, count: int) -> None:
+    assert (await env.create_topic(topic, queues=2)).code == ResponseCode.SUCCESS
+    for index in range(count):
+        assert (await env.send(topic, f"m{index}".encode(), queue_id=index % 2)).code == ResponseCode.SUCCESS
+    for queue_id in range(2):
+        pulled = await env.pull(topic, queue_id, 0, group=group)
+        assert pulled.code == ResponseCode.SUCCESS
+    await env.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": group, "topic": topic, "queueId": 0,
+                                                        "commitOffset": 3})
+
+
+async def test_view_broker_stats_data_after_traffic(env):
+    await _traffic(env, "StatsT", "StatsG", 10)
+    env.broker.stats.manager.tick(env.broker.stats.manager._due[10_000])
+    response = await env.call(RequestCode.VIEW_BROKER_STATS_DATA, {"statsName": "TOPIC_PUT_NUMS",
+                                                                    "statsKey": "StatsT"})
+    assert response.code == ResponseCode.SUCCESS, response.remark
+    data = codec.json_loads(response.body)
+    assert sorted(data) == ["statsDay", "statsHour", "statsMinute"]
+    assert data["statsMinute"]["sum"] == 10
+    got = codec.json_loads((await env.call(RequestCode.VIEW_BROKER_STATS_DATA,
+                                           {"statsName": "GROUP_GET_NUMS", "statsKey": "StatsT@StatsG"})).body)
+    assert got["statsMinute"]["sum"] == 10
+    missing = await env.call(RequestCode.VIEW_BROKER_STATS_DATA, {"statsName": "TOPIC_PUT_NUMS", "statsKey": "nope"})
+    assert missing.code == ResponseCode.SYSTEM_ERROR
+    assert missing.remark == "The stats <TOPIC_PUT_NUMS> <nope> not exist"
+
+
+async def test_broker_consume_stats_and_correction_offset(env):
+    await _traffic(env, "StatsT", "StatsG", 10)
+    await env.call(RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=codec.json_dumps(
+        {"groupName": "StatsG"}).encode())
+    response = await env.call(RequestCode.GET_BROKER_CONSUME_STATS, {"isOrder": "false"})
+    assert response.code == ResponseCode.SUCCESS
+    data = codec.json_loads(response.body)
+    assert data["brokerAddr"] == env.addr
+    entry = next(item["StatsG"] for item in data["consumeStatsList"] if "StatsG" in item)
+    offsets = {consumer_body.queue_from_key(key).queue_id: value for key, value in entry[0]["offsetTable"].items()}
+    assert offsets[0]["brokerOffset"] == 5 and offsets[0]["consumerOffset"] == 3
+    assert data["totalDiff"] >= 7
+    correction = await env.call(RequestCode.QUERY_CORRECTION_OFFSET, {"topic": "StatsT", "compareGroup": "other"})
+    assert codec.json_loads(correction.body) == {"correctionOffsets": {0: 3}}
+
+
+async def test_query_consume_queue(env):
+    await _traffic(env, "StatsT", "StatsG", 6)
+    response = await env.call(RequestCode.QUERY_CONSUME_QUEUE, {"topic": "StatsT", "queueId": 0, "index": 1,
+                                                                 "count": 2, "consumerGroup": "StatsG"})
+    assert response.code == ResponseCode.SUCCESS
+    data = codec.json_loads(response.body)
+    assert (data["minQueueIndex"], data["maxQueueIndex"]) == (0, 3)
+    assert len(data["queueData"]) == 2 and data["queueData"][0]["physicSize"] > 0
+    assert data["filterData"] == "StatsG@StatsT is not online!"
+    past_end = await env.call(RequestCode.QUERY_CONSUME_QUEUE, {"topic": "StatsT", "queueId": 0, "index": 9,
+                                                                 "count": 2})
+    assert past_end.code == ResponseCode.SUCCESS and past_end.body is None
+    assert past_end.remark == "Index 9 of 0@StatsT is not exist!"
+    absent = await env.call(RequestCode.QUERY_CONSUME_QUEUE, {"topic": "Nope", "queueId": 0, "index": 0, "count": 1})
+    assert (absent.code, absent.remark) == (ResponseCode.SYSTEM_ERROR, "0@Nope is not exist!")
+
+
+async def test_consumer_status_asks_the_online_consumers(env):
+    await _traffic(env, "StatsT", "StatsG", 2)
+
+    async def status(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        answer = create_response(request, ResponseCode.SUCCESS)
+        answer.body = consumer_body.encode_consumer_status_body({MessageQueue("StatsT", "broker-t", 0): 1})
+        return answer
+
+    env.client_processors.register(RequestCode.GET_CONSUMER_STATUS_FROM_CLIENT, status)
+    nobody = await env.call(RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, {"topic": "StatsT", "group": "StatsG"})
+    assert nobody.remark == "No Any Consumer online in the consumer group: [StatsG]"
+    assert (await env.call(RequestCode.HEART_BEAT, body=heartbeat("cid-1", "StatsG", "StatsT"))).code == ResponseCode.SUCCESS
+    response = await env.call(RequestCode.INVOKE_BROKER_TO_GET_CONSUMER_STATUS, {"topic": "StatsT",
+                                                                                  "group": "StatsG"})
+    assert response.code == ResponseCode.SUCCESS
+    table = codec.json_loads(response.body)["consumerTable"]
+    assert {client: consumer_body.decode_queue_table(queues) for client, queues in table.items()} == {
+        "cid-1": {consumer_body.queue_from_key(next(iter(table["cid-1"]))): 1}}
+
+
+async def test_resume_check_half_message_stores_it_again(env):
+    response = await env.send("HalfT", b"half", properties={"TRAN_MSG": "true", "PGROUP": "pg"})
+    assert response.code == ResponseCode.SUCCESS
+    half_id = response.ext_fields["msgId"]
+    before = env.broker.store.get_max_offset_in_queue("RMQ_SYS_TRANS_HALF_TOPIC", 0)
+    resumed = await env.call(RequestCode.RESUME_CHECK_HALF_MESSAGE, {"msgId": half_id})
+    assert resumed.code == ResponseCode.SUCCESS, resumed.remark
+    assert env.broker.store.get_max_offset_in_queue("RMQ_SYS_TRANS_HALF_TOPIC", 0) == before + 1
+    bad = await env.call(RequestCode.RESUME_CHECK_HALF_MESSAGE, {"msgId": "not-an-id"})
+    assert bad.code == ResponseCode.SYSTEM_ERROR
