@@ -3,6 +3,9 @@ against the in-process broker: VIEW_BROKER_STATS_DATA, GET_BROKER_CONSUME_STATS,
 QUERY_CORRECTION_OFFSET, INVOKE_BROKER_TO_GET_CONSUMER_STATUS and RESUME_CHECK_HALF_MESSAGE."""
 from __future__ import annotations
 
+import asyncio
+import json
+
 import pytest
 
 from rocketmq_py import codec
@@ -12,6 +15,7 @@ from rocketmq_py.common import consumer_body
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.stats import StatsItem
+from rocketmq_py.namesrv import NamesrvConfig, NamesrvController
 from rocketmq_py.remoting import RemotingCommand, RequestContext, create_response
 
 from conftest_broker import BrokerEnv, heartbeat
@@ -167,3 +171,71 @@ async def test_resume_check_half_message_stores_it_again(env):
     assert env.broker.store.get_max_offset_in_queue("RMQ_SYS_TRANS_HALF_TOPIC", 0) == before + 1
     bad = await env.call(RequestCode.RESUME_CHECK_HALF_MESSAGE, {"msgId": "not-an-id"})
     assert bad.code == ResponseCode.SYSTEM_ERROR
+
+
+# --- Prometheus metrics and health ------------------------------------------------------------------------
+
+
+async def _http_get(port: int, path: str) -> tuple[int, bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    await writer.drain()
+    raw = await asyncio.wait_for(reader.read(), 30)
+    writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def _samples(text: bytes) -> dict[tuple[str, tuple], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in text_string_to_metric_families(text.decode()) for sample in family.samples}
+
+
+def _value(samples: dict, name: str, **labels: str) -> float:
+    matches = [value for (metric, found), value in samples.items()
+               if metric == name and all((key, want) in found for key, want in labels.items())]
+    assert len(matches) == 1, (name, labels, matches)
+    return matches[0]
+
+
+async def test_metrics_count_the_traffic_and_health_tells_a_full_store(tmp_path):
+    async with BrokerEnv(tmp_path, metrics_port=-1) as env:
+        port = env.broker.metrics_server.port
+        await _traffic(env, "MetricT", "MetricG", 10)
+        await env.call(RequestCode.UPDATE_CONSUMER_OFFSET, {"consumerGroup": "MetricG", "topic": "MetricT",
+                                                            "queueId": 1, "commitOffset": 5})
+        env.broker.stats.sample()
+        status, body = await _http_get(port, "/metrics")
+        assert status == 200
+        samples = _samples(body)
+        topic = {"cluster": "DefaultCluster", "broker": "broker-t", "topic": "MetricT"}
+        assert _value(samples, "rocketmq_topic_put_messages_total", **topic) == 10
+        assert _value(samples, "rocketmq_producer_offset", **topic) == 10
+        assert _value(samples, "rocketmq_group_get_messages_total", group="MetricG", **topic) == 10
+        assert _value(samples, "rocketmq_consumer_offset", group="MetricG", **topic) == 8
+        assert _value(samples, "rocketmq_group_diff", group="MetricG", topic="MetricT") == 2
+        assert _value(samples, "rocketmq_broker_put_latency_milliseconds_count") == 10
+        assert _value(samples, "rocketmq_producer_tps", **topic) > 0
+        for name in ("rocketmq_broker_tps", "rocketmq_broker_qps", "rocketmq_brokeruntime_put_tps10",
+                     "rocketmq_brokeruntime_commitlog_disk_ratio", "rocketmq_brokeruntime_pmdt_0to10ms"):
+            assert any(metric == name for metric, _ in samples), name
+
+        status, body = await _http_get(port, "/health")
+        assert status == 200 and json.loads(body)["storeWritable"] is True
+        env.broker.store.mark_disk_full(True, 0.99)
+        status, body = await _http_get(port, "/health")
+        assert status == 503
+        assert json.loads(body) | {"nameServers": None} == json.loads(body) | {
+            "status": "DOWN", "storeWritable": False, "registered": True, "nameServers": None}
+        assert (await _http_get(port, "/nope"))[0] == 404
+
+
+async def test_name_server_metrics(tmp_path):
+    config = NamesrvConfig(listen_port=0, bind_address="127.0.0.1", kv_config_path="", metrics_port=-1)
+    async with NamesrvController(config) as namesrv:
+        status, body = await _http_get(namesrv.metrics_server.port, "/metrics")
+        assert status == 200 and _value(_samples(body), "rocketmq_namesrv_live_brokers") == 0
+        status, body = await _http_get(namesrv.metrics_server.port, "/health")
+        assert status == 200 and json.loads(body)["status"] == "UP"

@@ -26,15 +26,16 @@ from rocketmq_py.broker.clients import ConsumerManager, ProducerManager
 from rocketmq_py.broker.config import BrokerConfig, settle
 from rocketmq_py.broker.group_manager import ConsumerOffsetManager, SubscriptionGroupManager
 from rocketmq_py.broker.long_polling import PullRequestHoldService
+from rocketmq_py.broker.metrics import BrokerMetrics
 from rocketmq_py.broker.outer_api import BrokerOuterAPI
 from rocketmq_py.broker.processors.acl import AclAdminProcessor
 from rocketmq_py.broker.processors.admin import AdminBrokerProcessor
+from rocketmq_py.broker.processors.broker_stats import BrokerStatsProcessor
 from rocketmq_py.broker.processors.clients import ClientManageProcessor
 from rocketmq_py.broker.processors.pull import PullMessageProcessor
 from rocketmq_py.broker.processors.query import QueryMessageProcessor
 from rocketmq_py.broker.processors.reply import ReplyMessageProcessor
 from rocketmq_py.broker.processors.send import SendMessageProcessor
-from rocketmq_py.broker.processors.broker_stats import BrokerStatsProcessor
 from rocketmq_py.broker.processors.stats import StatsProcessor
 from rocketmq_py.broker.processors.transaction import EndTransactionProcessor
 from rocketmq_py.broker.rebalance_lock import RebalanceLockManager
@@ -43,6 +44,7 @@ from rocketmq_py.broker.topic_manager import TopicConfigManager
 from rocketmq_py.broker.transaction import TransactionalMessageService
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.data_version import DataVersion
+from rocketmq_py.common.metrics_http import MetricsHttpServer
 from rocketmq_py.common.headers.consumer import NotifyConsumerIdsChangedRequestHeader
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
@@ -125,6 +127,7 @@ class BrokerController:
         self._register_again = False
         self._notify_tasks: set[asyncio.Task] = set()
         self._running = False
+        self.metrics_server: MetricsHttpServer | None = None
 
     def _processors(self, with_pull: bool) -> ProcessorTable:
         table = ProcessorTable()
@@ -174,7 +177,10 @@ class BrokerController:
                                  self.config.listen_port - 2, error)
                     self.fast_server = None
             self.store.start()
+            await self._start_metrics()
         except BaseException:
+            if self.metrics_server is not None:
+                await self.metrics_server.shutdown()
             await self.server.shutdown(0)
             self.store.shutdown()
             raise
@@ -194,6 +200,14 @@ class BrokerController:
         await self.register_broker_all(check_order=True)
         _log.info("The broker[%s, %s] boot success. serializeType=JSON and name server is %s",
                   self.config.broker_name, self.broker_addr, self.config.namesrv_addr or "(none)")
+
+    async def _start_metrics(self) -> None:
+        if not self.config.metrics_port:
+            return
+        metrics = BrokerMetrics(self)
+        self.metrics_server = MetricsHttpServer(self.config.bind_address, self.config.metrics_port, metrics.collect,
+                                                metrics.health, f"broker {self.config.broker_name}")
+        await self.metrics_server.start()
 
     def _every(self, period_s: float, work: Callable[[], object], name: str,
                initial_s: float | None = None) -> asyncio.Task:
@@ -223,6 +237,8 @@ class BrokerController:
             self._register_task.cancel()
         await self.outer_api.unregister_broker_all(self.config.namesrv_addr_list, self.config.broker_cluster_name,
                                                    self.broker_addr, self.config.broker_name, self.config.broker_id)
+        if self.metrics_server is not None:
+            await self.metrics_server.shutdown()
         self.hold_service.shutdown()
         self.transactions.shutdown()
         servers = [self.server] + ([self.fast_server] if self.fast_server is not None else [])

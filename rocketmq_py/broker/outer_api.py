@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import zlib
 from dataclasses import dataclass
 
@@ -38,6 +39,8 @@ class RegisterBrokerResult:
 class BrokerOuterAPI:
     def __init__(self, remoting: RemotingClient | None = None) -> None:
         self.remoting = remoting or RemotingClient()
+        #: When each name server last confirmed a registration (epoch ms), for the health check.
+        self.last_registered_ms: dict[str, int] = {}
 
     async def register_broker_all(self, namesrv_addrs: list[str], cluster_name: str, broker_addr: str,
                                   broker_name: str, broker_id: int, ha_server_addr: str,
@@ -76,6 +79,7 @@ class BrokerOuterAPI:
             except ValueError as error:
                 _log.warning("the name server %s answered an unreadable KV table: %s", addr, error)
         _log.debug("registered with the name server %s", addr)
+        self.last_registered_ms[addr] = time.time_ns() // 1_000_000
         return RegisterBrokerResult(addr, answer.ha_server_addr, answer.master_addr, kv_table)
 
     async def unregister_broker_all(self, namesrv_addrs: list[str], cluster_name: str, broker_addr: str,

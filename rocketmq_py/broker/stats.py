@@ -65,11 +65,13 @@ class PutLatencyHistogram:
         self.current = [0] * len(PUT_LATENCY_LABELS)
         self.last = [0] * len(PUT_LATENCY_LABELS)
         self.all_time = [0] * len(PUT_LATENCY_LABELS)
+        self.total_ms = 0
 
     def add(self, latency_ms: int) -> None:
         bucket = latency_bucket(latency_ms)
         self.current[bucket] += 1
         self.all_time[bucket] += 1
+        self.total_ms += max(latency_ms, 0)
 
     def roll(self) -> None:
         self.last = self.current

@@ -43,6 +43,8 @@ class NamesrvConfig:
     broker_channel_expired_millis: int = 120_000
     #: How often brokers are checked for expiry (Java: every 10 s).
     scan_not_active_broker_interval_millis: int = 10_000
+    #: Serve Prometheus metrics and ``/health`` over HTTP on this port (0: off; -1: any free port).
+    metrics_port: int = 0
 
     def black_listed_keys(self) -> set[str]:
         keys = {"configBlackList", "configStorePath", "kvConfigPath", "rocketmqHome"}

@@ -10,8 +10,10 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from rocketmq_py.common.metrics_http import MetricsHttpServer
 from rocketmq_py.namesrv.config import NamesrvConfig
 from rocketmq_py.namesrv.kv_config import KVConfigManager
+from rocketmq_py.namesrv.metrics import NamesrvMetrics
 from rocketmq_py.namesrv.processor import NamesrvProcessor
 from rocketmq_py.namesrv.route_info import RouteInfoManager
 from rocketmq_py.remoting import ConnectionListener, ProcessorTable, RemotingServer, RemotingServerConfig
@@ -57,6 +59,7 @@ class NamesrvController:
             config=server_config, listeners=[_BrokerHousekeeping(self.routes)],
         )
         self._scan_task: asyncio.Task | None = None
+        self.metrics_server: MetricsHttpServer | None = None
 
     @property
     def port(self) -> int:
@@ -72,6 +75,15 @@ class NamesrvController:
     async def start(self) -> None:
         self.kv_config.load()
         await self.server.start()
+        if self.config.metrics_port:
+            metrics = NamesrvMetrics(self)
+            self.metrics_server = MetricsHttpServer(self.config.bind_address, self.config.metrics_port,
+                                                    metrics.collect, metrics.health, "name server")
+            try:
+                await self.metrics_server.start()
+            except BaseException:
+                await self.server.shutdown(0)
+                raise
         self._scan_task = asyncio.get_running_loop().create_task(self._scan_brokers(), name="namesrv-broker-scan")
         _log.info("The Name Server boot success. listening on %s", self.address)
 
@@ -92,6 +104,8 @@ class NamesrvController:
                 await task
             except asyncio.CancelledError:
                 pass
+        if self.metrics_server is not None:
+            await self.metrics_server.shutdown()
         await self.server.shutdown()
         _log.info("the name server on port %s shut down", self.config.listen_port)
 
