@@ -3,173 +3,20 @@
 keys and properties; every kind a Java producer sends (compressed, batch, ordered, delayed, transactional)
 arrives; two Java consumers in one group split the queues.
 
-The process wrappers here (PythonNameServer, PythonBroker) are shared by the other test_broker_* modules.
+The process wrappers (PythonNameServer, PythonBroker) live in harness/py_servers.py.
 """
 from __future__ import annotations
 
 import base64
-import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from harness import mqadmin, run_peer, wire
-from harness.processes import _die_with_parent, free_broker_port, free_port, write_properties
-
-ROOT = Path(__file__).resolve().parent.parent
-
-#: The harness broker's store sizes (harness/processes.py), so stores move between the two.
-STORE_SIZES = {
-    "mappedFileSizeCommitLog": 64 * 1024 * 1024,
-    "mappedFileSizeConsumeQueue": 30000 * 20,
-    "maxHashSlotNum": 50000,
-    "maxIndexNum": 200000,
-}
-
-
-def _env() -> dict:
-    return dict(os.environ, PYTHONPATH=str(ROOT))
-
-
-class _PythonProcess:
-    name = "process"
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self.proc: subprocess.Popen | None = None
-        self._log = None
-
-    @property
-    def log_path(self) -> Path:
-        return self.workdir / f"{self.name}.log"
-
-    def log_text(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
-
-    def _spawn(self, argv: list[str]) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log_path, "ab")
-        in_main_thread = threading.current_thread() is threading.main_thread()
-        self.proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", *argv], stdout=self._log,
-                                     stderr=subprocess.STDOUT, env=_env(), cwd=self.workdir,
-                                     preexec_fn=_die_with_parent if in_main_thread else None)
-
-    def _wait_until(self, ready, timeout_s: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            assert self.proc is not None
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"our {self.name} exited with {self.proc.returncode}:\n{self.log_text()[-4000:]}")
-            try:
-                if ready():
-                    return
-            except (OSError, RuntimeError, ValueError):
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"our {self.name} was not ready within {timeout_s} s:\n{self.log_text()[-4000:]}")
-
-    def is_running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def stop(self, timeout_s: float = 30.0) -> int | None:
-        """SIGTERM and wait: the clean shutdown."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self._log is not None:
-            self._log.close()
-        return self.proc.returncode
-
-    def kill(self) -> None:
-        """kill -9."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=30)
-        if self._log is not None:
-            self._log.close()
-
-
-class PythonNameServer(_PythonProcess):
-    name = "namesrv"
-
-    def __init__(self, workdir: Path) -> None:
-        super().__init__(workdir)
-        self.port = free_port()
-
-    @property
-    def addr(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self) -> "PythonNameServer":
-        conf = self.workdir / "namesrv.properties"
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        write_properties(conf, {"listenPort": self.port, "kvConfigPath": self.workdir / "kvConfig.json",
-                                "configStorePath": self.workdir / "namesrv-store.properties"})
-        self._spawn(["namesrv", "-c", str(conf)])
-        self._wait_until(lambda: wire.cluster_info(self.addr, timeout=1.0) is not None)
-        return self
-
-
-class PythonBroker(_PythonProcess):
-    """``python -m rocketmq_py broker -c broker.conf`` registered with ``namesrv``; restartable on its store."""
-
-    name = "broker"
-
-    def __init__(self, namesrv_addr: str, workdir: Path, broker_name: str | None = None,
-                 cluster: str = "DefaultCluster", **extra_config) -> None:
-        super().__init__(workdir)
-        self.namesrv_addr = namesrv_addr
-        self.broker_name = broker_name or f"pybroker-{uuid.uuid4().hex[:6]}"
-        self.cluster = cluster
-        self.port = free_broker_port()
-        self.store_dir = workdir / "store"
-        self.extra_config = extra_config
-
-    @property
-    def addr(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def config(self) -> dict:
-        return {
-            "brokerClusterName": self.cluster, "brokerName": self.broker_name, "brokerId": 0,
-            "namesrvAddr": self.namesrv_addr, "listenPort": self.port, "brokerIP1": "127.0.0.1",
-            "brokerIP2": "127.0.0.1", "storePathRootDir": self.store_dir,
-            "storePathCommitLog": self.store_dir / "commitlog", "autoCreateTopicEnable": True,
-            "autoCreateSubscriptionGroup": True, "enablePropertyFilter": True, **STORE_SIZES, **self.extra_config,
-        }
-
-    def _registered(self) -> bool:
-        body = wire.cluster_info(self.namesrv_addr, timeout=1.0)
-        return (f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
-                and wire.broker_runtime_info_ready(self.addr, timeout=1.0))
-
-    def start(self) -> "PythonBroker":
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        conf = self.workdir / "broker.conf"
-        write_properties(conf, self.config())
-        self._spawn(["broker", "-c", str(conf)])
-        self._wait_until(self._registered)
-        return self
-
-    def restart(self, kill: bool = False) -> "PythonBroker":
-        self.kill() if kill else self.stop()
-        return self.start()
+from harness.py_servers import STORE_SIZES, PythonBroker, PythonNameServer  # noqa: F401  (re-exported)
 
 
 def name(prefix: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Protocol
 
+from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 from rocketmq_py.store.config import SLAVE
 from rocketmq_py.store.consume_queue import MAX_FILTER_BYTES, UNIT
 from rocketmq_py.store.results import GetMessageResult, GetMessageStatus, QueryMessageResult
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from rocketmq_py.store.config import MessageStoreConfig
     from rocketmq_py.store.consume_queue import ConsumeQueue
     from rocketmq_py.store.index import IndexService
+    from rocketmq_py.store.schedule import ScheduleMessageService
 
 
 def _total_physical_memory() -> int:
@@ -63,6 +65,7 @@ class StoreReads:
     config: MessageStoreConfig
     commit_log: CommitLog
     index_service: IndexService | None
+    schedule_service: ScheduleMessageService | None
 
     def get_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue | None:
         raise NotImplementedError
@@ -250,11 +253,20 @@ class StoreReads:
         from rocketmq_py.store.clean import disk_used_ratio
 
         commit_log_dir = self.config.commit_log_dir
-        return {
+        commit_log_ratio = disk_used_ratio(commit_log_dir) if commit_log_dir.exists() else -1.0
+        info = {
             "commitLogMinOffset": str(self.commit_log.min_offset),
             "commitLogMaxOffset": str(self.commit_log.max_offset),
-            "commitLogDiskRatio": str(disk_used_ratio(commit_log_dir if commit_log_dir.exists() else self.config.root)),
+            # Java gives each CommitLog path its own ratio, and the smallest as the overall one.
+            f"commitLogDiskRatio_{commit_log_dir}": str(commit_log_ratio),
+            "commitLogDiskRatio": str(commit_log_ratio),
             "consumeQueueDiskRatio": str(disk_used_ratio(self.config.root)),
             "dispatchBehindBytes": "0",
             "earliestMessageTimeStamp": str(self.get_earliest_message_time()),
         }
+        schedule = self.schedule_service
+        if schedule is not None:
+            for level, offset in sorted(schedule.offsets.offset_table.items()):
+                info[f"scheduleMessageOffset_{level}"] = \
+                    f"{offset},{self.get_max_offset_in_queue(RMQ_SYS_SCHEDULE_TOPIC, level - 1)}"
+        return info
