@@ -189,11 +189,12 @@ class BrokerMetrics:
             family.add_metric(labels, value)
             return family
 
-        for key, metric in (("putTps", "put_tps"), ("getTransferedTps", "gettransfered_tps"),
-                            ("getFoundTps", "getfound_tps"), ("getMissTps", "getmiss_tps"),
-                            ("getTotalTps", "gettotal_tps")):
-            for window, text in zip(WINDOWS_S, info.get(key, "").split()):
-                yield runtime(f"{metric}{window}", _number(text), f"{key} over {window} s")
+        rates = {"put_tps": stats.put.tps, "gettransfered_tps": stats.get_transferred.tps,
+                 "getfound_tps": stats.get_found.tps, "getmiss_tps": stats.get_miss.tps,
+                 "gettotal_tps": lambda window: stats.get_found.tps(window) + stats.get_miss.tps(window)}
+        for metric, rate in rates.items():
+            for window in WINDOWS_S:
+                yield runtime(f"{metric}{window}", rate(window), f"{metric} over {window} s")
         for key, metric in (("msgPutTotalTodayNow", "msg_put_total_today_now"),
                             ("msgGetTotalTodayNow", "msg_gettotal_today_now"),
                             ("msgPutTotalTodayMorning", "msg_puttotal_todaymorning"),
@@ -212,7 +213,7 @@ class BrokerMetrics:
                             ("earliestMessageTimeStamp", "earliest_message_timestamp"),
                             ("putLatency99", "put_latency_99"), ("putLatency999", "put_latency_999")):
             yield runtime(metric, _number(info.get(key)), key)
-        for suffix, count in zip(_PMDT_SUFFIXES, stats.put_latency.last):
+        for suffix, count in zip(_PMDT_SUFFIXES, stats.put_latency.last_minute()):
             yield runtime(f"pmdt_{suffix}", count, f"Puts that took {suffix} in the last whole minute")
 
         buckets = []

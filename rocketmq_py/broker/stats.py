@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import time
 from collections import deque
+from typing import Callable
 
 from rocketmq_py.broker.stats_manager import BrokerStatsManager
 
@@ -48,8 +49,17 @@ class RateCounter:
             return 0.0
         return (last_total - first_total) / (last_time - first_time)
 
+    def has_history(self, window_s: int) -> bool:
+        """Java reports a window's TPS only once it has a sample that old (one sample a second)."""
+        return len(self._samples) > window_s
+
     def tps_text(self) -> str:
-        return " ".join(f"{self.tps(window):.2f}" for window in WINDOWS_S)
+        return tps_text(lambda window: self.tps(window) if self.has_history(window) else None)
+
+
+def tps_text(tps_of: Callable[[int], float | None]) -> str:
+    """Java's "<10 s> <60 s> <600 s>" line: each value as Java prints a double, empty while there is no history."""
+    return " ".join("" if value is None else repr(float(value)) for value in map(tps_of, WINDOWS_S))
 
 
 def latency_bucket(latency_ms: int) -> int:
@@ -63,7 +73,8 @@ class PutLatencyHistogram:
 
     def __init__(self) -> None:
         self.current = [0] * len(PUT_LATENCY_LABELS)
-        self.last = [0] * len(PUT_LATENCY_LABELS)
+        #: None until the first minute is over (Java then prints "null").
+        self.last: list[int] | None = None
         self.all_time = [0] * len(PUT_LATENCY_LABELS)
         self.total_ms = 0
 
@@ -78,16 +89,22 @@ class PutLatencyHistogram:
         self.current = [0] * len(PUT_LATENCY_LABELS)
 
     def text(self) -> str:
+        if self.last is None:
+            return "null"
         return "".join(f"{label}:{count} " for label, count in zip(PUT_LATENCY_LABELS, self.last))
+
+    def last_minute(self) -> list[int]:
+        return self.last if self.last is not None else [0] * len(PUT_LATENCY_LABELS)
 
     def percentile_ms(self, fraction: float) -> float:
         """The upper bound of the bucket holding the ``fraction`` quantile of the last minute's puts."""
-        total = sum(self.last)
+        counts = self.last_minute()
+        total = sum(counts)
         if total == 0:
             return 0.0
         wanted = fraction * total
         seen = 0
-        for index, count in enumerate(self.last):
+        for index, count in enumerate(counts):
             seen += count
             if seen >= wanted:
                 break
@@ -162,7 +179,6 @@ class BrokerStats:
         runtime_ms = time.time_ns() // 1_000_000 - self.boot_timestamp
         seconds = runtime_ms // 1000
         times_total = max(self.put.total, 1)
-        get_total = [self.get_found.tps(w) + self.get_miss.tps(w) for w in WINDOWS_S]
         return {
             "bootTimestamp": str(self.boot_timestamp),
             "runtime": f"[ {seconds // 86400} days, {seconds // 3600 % 24} hours, {seconds // 60 % 60} minutes, "
@@ -180,7 +196,8 @@ class BrokerStats:
             "putTps": self.put.tps_text(),
             "getFoundTps": self.get_found.tps_text(),
             "getMissTps": self.get_miss.tps_text(),
-            "getTotalTps": " ".join(f"{value:.2f}" for value in get_total),
+            "getTotalTps": tps_text(lambda window: self.get_found.tps(window) + self.get_miss.tps(window)
+                                    if self.get_found.has_history(window) else None),
             "getTransferedTps": self.get_transferred.tps_text(),
             "msgPutTotalTodayNow": str(self.put.total),
             "msgPutTotalTodayMorning": str(self.put_total_today_morning),
