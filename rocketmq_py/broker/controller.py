@@ -44,8 +44,8 @@ from rocketmq_py.broker.topic_manager import TopicConfigManager
 from rocketmq_py.broker.transaction import TransactionalMessageService
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.data_version import DataVersion
-from rocketmq_py.common.metrics_http import MetricsHttpServer
 from rocketmq_py.common.headers.consumer import NotifyConsumerIdsChangedRequestHeader
+from rocketmq_py.common.metrics_http import MetricsHttpServer
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
 from rocketmq_py.remoting import (
