@@ -70,7 +70,7 @@ PATH="$NO_CC/bin" "$PYTHON_BIN" -m venv "$VENV"
 PATH="$VENV/bin:$NO_CC/bin" bash -c '! command -v cc && ! command -v gcc' >/dev/null \
   || fail "a compiler is still on PATH"
 PATH="$VENV/bin:$NO_CC/bin" "$VENV/bin/python" -m pip install -q --upgrade pip
-PATH="$VENV/bin:$NO_CC/bin" "$VENV/bin/python" -m pip install -q "$WHEEL[test,fast,spark]"
+PATH="$VENV/bin:$NO_CC/bin" "$VENV/bin/python" -m pip install -q "$WHEEL[test,fast,spark,metrics]"
 
 log "the hermetic suite against the installed wheel"
 # Run from the tests folder with the pytest script (not `python -m`, which would put the current
