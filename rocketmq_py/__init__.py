@@ -1,5 +1,149 @@
-"""rocketmq-py: Apache RocketMQ 4.x, wire- and store-compatible with the Java 4.9 release."""
-from rocketmq_py._version import __version__
-from rocketmq_py.errors import RocketMQError
+"""rocketmq-py: Apache RocketMQ 4.x, wire- and store-compatible with the Java 4.9 release.
 
-__all__ = ["RocketMQError", "__version__"]
+The client API is importable from here (``from rocketmq_py import Producer, Message``). The names are
+loaded on first use, so ``import rocketmq_py`` stays cheap and a producer does not pay for the consumers.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from rocketmq_py._version import __version__
+from rocketmq_py.errors import (
+    BrokerResponseError,
+    ClientError,
+    ClientStateError,
+    InvalidArgumentError,
+    NoNameServerError,
+    NoRouteInfoError,
+    RemotingConnectError,
+    RemotingError,
+    RemotingTimeoutError,
+    RequestTimeoutError,
+    RocketMQError,
+    SendFailedError,
+    SendTimeoutError,
+)
+
+# A library adds no output of its own: the application configures logging (see the README).
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+#: public name -> the module that defines it (imported on first access)
+_LAZY_NAMES: dict[str, str] = {
+    "ClientConfig": "rocketmq_py.client.config",
+    "ProducerConfig": "rocketmq_py.client.config",
+    "AsyncProducer": "rocketmq_py.client.producer.core",
+    "Producer": "rocketmq_py.client.producer.blocking",
+    "AsyncTransactionProducer": "rocketmq_py.client.producer.transaction",
+    "TransactionProducer": "rocketmq_py.client.producer.transaction",
+    "TransactionListener": "rocketmq_py.client.producer.transaction",
+    "SendResult": "rocketmq_py.client.producer.result",
+    "SendStatus": "rocketmq_py.client.producer.result",
+    "TransactionSendResult": "rocketmq_py.client.producer.result",
+    "LocalTransactionState": "rocketmq_py.client.producer.result",
+    "MessageQueueSelector": "rocketmq_py.client.producer.selector",
+    "SelectMessageQueueByHash": "rocketmq_py.client.producer.selector",
+    "SelectMessageQueueByRandom": "rocketmq_py.client.producer.selector",
+    "AsyncPushConsumer": "rocketmq_py.client.consumer.push",
+    "AsyncLitePullConsumer": "rocketmq_py.client.consumer.lite_pull",
+    "PushConsumer": "rocketmq_py.client.consumer.blocking",
+    "LitePullConsumer": "rocketmq_py.client.consumer.blocking",
+    "PushConsumerConfig": "rocketmq_py.client.consumer.config",
+    "LitePullConsumerConfig": "rocketmq_py.client.consumer.config",
+    "RebalanceListener": "rocketmq_py.client.consumer.rebalance_listener",
+    "ConsumeConcurrentlyStatus": "rocketmq_py.client.consumer.listener",
+    "ConsumeOrderlyStatus": "rocketmq_py.client.consumer.listener",
+    "ConsumeConcurrentlyContext": "rocketmq_py.client.consumer.listener",
+    "ConsumeOrderlyContext": "rocketmq_py.client.consumer.listener",
+    "MessageListenerConcurrently": "rocketmq_py.client.consumer.listener",
+    "MessageListenerOrderly": "rocketmq_py.client.consumer.listener",
+    "AllocateMessageQueueStrategy": "rocketmq_py.client.consumer.allocate",
+    "AllocateMessageQueueAveragely": "rocketmq_py.client.consumer.allocate",
+    "AllocateMessageQueueAveragelyByCircle": "rocketmq_py.client.consumer.allocate",
+    "AllocateMessageQueueConsistentHash": "rocketmq_py.client.consumer.allocate",
+    "Message": "rocketmq_py.common.message",
+    "MessageExt": "rocketmq_py.common.message",
+    "MessageQueue": "rocketmq_py.common.message_queue",
+    "MessageSelector": "rocketmq_py.common.filter",
+    "ExpressionType": "rocketmq_py.common.filter",
+    "MessageModel": "rocketmq_py.common.heartbeat_consumer",
+    "ConsumeFromWhere": "rocketmq_py.common.heartbeat_consumer",
+    "TlsConfig": "rocketmq_py.remoting.tls",
+}
+
+__all__ = [
+    "__version__",
+    "BrokerResponseError",
+    "ClientError",
+    "ClientStateError",
+    "InvalidArgumentError",
+    "NoNameServerError",
+    "NoRouteInfoError",
+    "RemotingConnectError",
+    "RemotingError",
+    "RemotingTimeoutError",
+    "RequestTimeoutError",
+    "RocketMQError",
+    "SendFailedError",
+    "SendTimeoutError",
+    *_LAZY_NAMES,
+]
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.config import ClientConfig, ProducerConfig
+    from rocketmq_py.client.consumer.allocate import (
+        AllocateMessageQueueAveragely,
+        AllocateMessageQueueAveragelyByCircle,
+        AllocateMessageQueueConsistentHash,
+        AllocateMessageQueueStrategy,
+    )
+    from rocketmq_py.client.consumer.blocking import LitePullConsumer, PushConsumer
+    from rocketmq_py.client.consumer.config import LitePullConsumerConfig, PushConsumerConfig
+    from rocketmq_py.client.consumer.lite_pull import AsyncLitePullConsumer
+    from rocketmq_py.client.consumer.listener import (
+        ConsumeConcurrentlyContext,
+        ConsumeConcurrentlyStatus,
+        ConsumeOrderlyContext,
+        ConsumeOrderlyStatus,
+        MessageListenerConcurrently,
+        MessageListenerOrderly,
+    )
+    from rocketmq_py.client.consumer.push import AsyncPushConsumer
+    from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
+    from rocketmq_py.client.producer.blocking import Producer
+    from rocketmq_py.client.producer.core import AsyncProducer
+    from rocketmq_py.client.producer.result import (
+        LocalTransactionState,
+        SendResult,
+        SendStatus,
+        TransactionSendResult,
+    )
+    from rocketmq_py.client.producer.selector import (
+        MessageQueueSelector,
+        SelectMessageQueueByHash,
+        SelectMessageQueueByRandom,
+    )
+    from rocketmq_py.client.producer.transaction import (
+        AsyncTransactionProducer,
+        TransactionListener,
+        TransactionProducer,
+    )
+    from rocketmq_py.common.filter import ExpressionType, MessageSelector
+    from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, MessageModel
+    from rocketmq_py.common.message import Message, MessageExt
+    from rocketmq_py.common.message_queue import MessageQueue
+    from rocketmq_py.remoting.tls import TlsConfig
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rocketmq_py' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_NAMES))

@@ -2,10 +2,13 @@
 
     rocketmq-py namesrv [-c namesrv.properties] [-p PORT]
     rocketmq-py broker [-c broker.conf] [-n NAMESRV_ADDR] [-p]
-    rocketmq-py quickstart [--messages N] [--keep DIR]
+    rocketmq-py quickstart [--messages N] [--keep DIR] [--json] [-v]
+    rocketmq-py --version
 
-Each subcommand runs one server in the foreground, logs through
-:mod:`logging` and shuts down cleanly on SIGTERM or SIGINT. Subcommands are
+Each server subcommand runs one server in the foreground, logs through
+:mod:`logging` (INFO by default) and shuts down cleanly on SIGTERM or
+SIGINT; ``quickstart`` prints only its summary unless ``-v`` asks for its
+logs. ``--log-level`` goes before or after the subcommand. Subcommands are
 registered in :data:`COMMANDS`, so ``broker`` and ``quickstart`` plug in the
 same way.
 """
@@ -103,26 +106,14 @@ def _run_broker(args: argparse.Namespace) -> int:
         sys.stdout.write(format_properties(config_to_properties(broker_config, store_config)))
         return 0
     controller = BrokerController(broker_config, store_config)
+    from rocketmq_py.remoting.loop import run_on_new_loop
+
     try:
         run_on_new_loop(run_until_stopped(controller.start, controller.shutdown))
     except RocketMQError as error:
         _log.error("the broker failed: %s", error)
         return 1
     return 0
-
-
-def run_on_new_loop(main: Awaitable[object]) -> None:
-    """Run ``main`` to completion on a fresh event loop (uvloop's when available)."""
-    from rocketmq_py.remoting.loop import new_event_loop
-
-    loop = new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        loop.run_until_complete(main)
-        loop.run_until_complete(loop.shutdown_asyncgens())
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
 
 
 # --- quickstart ----------------------------------------------------------------------------------
@@ -134,7 +125,9 @@ def _add_quickstart(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--messages", type=int, default=100, help="how many messages to send (default 100)")
     parser.add_argument("--keep", metavar="DIR", help="use (and keep) DIR instead of a temporary directory")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.set_defaults(run=_run_quickstart)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what the servers and clients do (INFO)")
+    # Only the summary by default: the logs of two servers and two clients would bury it.
+    parser.set_defaults(run=_run_quickstart, default_log_level="WARNING")
 
 
 def _run_quickstart(args: argparse.Namespace) -> int:
@@ -151,19 +144,50 @@ COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
 }
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(text: str) -> str:
+    level = text.strip().upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(LOG_LEVELS)}")
+    return level
+
+
+def _add_log_level(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument("--log-level", type=_log_level, default=default,
+                        help="DEBUG, INFO, WARNING or ERROR (default INFO; quickstart: WARNING unless -v)")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from rocketmq_py._version import __version__
+
     parser = argparse.ArgumentParser(prog="rocketmq-py", description="Apache RocketMQ 4.9 in Python")
-    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    parser.add_argument("--version", action="version", version=f"rocketmq-py {__version__}")
+    _add_log_level(parser, None)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     for add in COMMANDS.values():
         add(subparsers)
+    for subparser in subparsers.choices.values():
+        # SUPPRESS: a --log-level given before the subcommand is kept unless one is given after it too.
+        _add_log_level(subparser, argparse.SUPPRESS)
     return parser
 
 
+def chosen_log_level(args: argparse.Namespace) -> str:
+    """The --log-level given (before or after the subcommand), else the subcommand's default."""
+    if args.log_level is not None:
+        return str(args.log_level)
+    if getattr(args, "verbose", False):
+        return "INFO"
+    return str(getattr(args, "default_log_level", "INFO"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``rocketmq-py`` command; the exit status."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format=LOG_FORMAT, stream=sys.stderr)
+    logging.basicConfig(level=chosen_log_level(args), format=LOG_FORMAT, stream=sys.stderr)
     try:
         return int(args.run(args) or 0)
     except (OSError, ValueError) as error:

@@ -157,7 +157,7 @@ async def quickstart(count: int, work_dir: Path) -> Summary:
 
 
 def run_quickstart(count: int = 100, keep: str | None = None, as_json: bool = False) -> int:
-    from rocketmq_py.cli import run_on_new_loop
+    from rocketmq_py.remoting.loop import run_on_new_loop
 
     work_dir = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="rocketmq-py-quickstart-"))
     work_dir.mkdir(parents=True, exist_ok=True)

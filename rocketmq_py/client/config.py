@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from rocketmq_py import codec
+from rocketmq_py.client.option_types import check_option_types
 from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
 from rocketmq_py.errors import InvalidArgumentError
@@ -53,6 +54,9 @@ class ClientConfig:
     vip_channel_enabled: bool = False
     #: ``"JSON"`` or ``"ROCKETMQ"`` for every request; None follows ROCKETMQ_SERIALIZE_TYPE (JSON by default).
     serialize_type: str | None = None
+
+    def __post_init__(self) -> None:
+        check_option_types(self)
 
     def namesrv_addresses(self) -> list[str]:
         if not self.namesrv_addr:

@@ -107,10 +107,8 @@ class MQClientInstance:
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self.is_shut_down = False
-        # Imported here: the consumer package imports this module.
-        from rocketmq_py.client.consumer.admin import register_consumer_processors
-
-        register_consumer_processors(self)
+        # The consumer requests (rebalance notices, running info, offset resets) are registered by the
+        # first consumer that joins (client.consumer.service): this layer does not import the consumers.
         self.processors.register(RequestCode.CHECK_TRANSACTION_STATE, self._on_check_transaction_state)
         self.reply_futures = ReplyFutures()
         self.processors.register(RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT, self.reply_futures.process)

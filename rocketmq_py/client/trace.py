@@ -46,14 +46,15 @@ def message_type(message: Message) -> TraceMessageType:
 
 
 class TraceDispatcher:
-    def __init__(self, producer: "AsyncProducer") -> None:
-        from rocketmq_py.client.producer.core import AsyncProducer
+    """Sends the trace records of one producer's sends to the trace topic, through a producer of its own."""
 
+    def __init__(self, producer: "AsyncProducer", producer_class: "type[AsyncProducer]") -> None:
+        # The class comes from the caller: importing the producer module here would make an import cycle.
         config = producer.config
         self.owner = producer
         self.topic = config.custom_trace_topic or RMQ_SYS_TRACE_TOPIC
         self.group_name = config.producer_group
-        self.producer = AsyncProducer(
+        self.producer = producer_class(
             f"{TRACE_GROUP_PREFIX}-{config.producer_group}",
             namesrv_addr=config.namesrv_addr, instance_name=f"{TRACE_INSTANCE_NAME}_{id(self)}",
             client_ip=config.client_ip, access_key=config.access_key, secret_key=config.secret_key,

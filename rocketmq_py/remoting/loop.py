@@ -4,9 +4,9 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
-from typing import cast
+from typing import Awaitable, cast
 
-__all__ = ["uvloop_enabled", "new_event_loop"]
+__all__ = ["uvloop_enabled", "new_event_loop", "run_on_new_loop"]
 
 
 def uvloop_enabled() -> bool:
@@ -25,3 +25,15 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     if uvloop_enabled():
         return cast(asyncio.AbstractEventLoop, importlib.import_module("uvloop").new_event_loop())
     return asyncio.new_event_loop()
+
+
+def run_on_new_loop(main: Awaitable[object]) -> None:
+    """Run ``main`` to completion on a fresh event loop (uvloop's when available)."""
+    loop = new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(main)
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()

@@ -7,10 +7,11 @@ as Java's). Enumerations take their Java names as strings too
 from __future__ import annotations
 
 import dataclasses
+import enum
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from rocketmq_py.client.config import ClientConfig
 from rocketmq_py.client.consumer.allocate import resolve_strategy
@@ -20,6 +21,7 @@ from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, MessageModel
 from rocketmq_py.errors import InvalidArgumentError, NoNameServerError
 
 DEFAULT_CONSUMER_GROUP = "DEFAULT_CONSUMER"
+_E = TypeVar("_E", bound=enum.Enum)
 TIMESTAMP_FORMAT = "%Y%m%d%H%M%S"
 
 
@@ -65,6 +67,7 @@ class ConsumerConfig(ClientConfig):
             self.message_model = _enum(MessageModel, self.message_model, "message_model")
         if isinstance(self.consume_from_where, str):
             self.consume_from_where = _enum(ConsumeFromWhere, self.consume_from_where, "consume_from_where")
+        super().__post_init__()
 
     def validate(self) -> None:
         validators.check_group(self.consumer_group)
@@ -170,7 +173,7 @@ class LitePullConsumerConfig(ConsumerConfig):
             raise InvalidArgumentError("auto_commit_interval_millis must be at least 1000")
 
 
-def _enum(kind: type, value: str, name: str) -> Any:
+def _enum(kind: type[_E], value: str, name: str) -> _E:
     try:
         return kind(value.strip().upper())
     except ValueError:

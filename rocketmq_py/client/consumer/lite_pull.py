@@ -26,6 +26,7 @@ from rocketmq_py.client.consumer.offset_store import OFFSET_READ_FAILED, ReadOff
 from rocketmq_py.client.consumer.process_queue import ProcessQueue
 from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
+from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
 from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, cancel_and_wait, wait_event
 from rocketmq_py.client.instance import get_instance, resolve_instance_name
 from rocketmq_py.common import validators
@@ -114,8 +115,13 @@ class AsyncLitePullConsumer(ConsumerMember):
     consume_type = ConsumeType.CONSUME_ACTIVELY
 
     def __init__(self, consumer_group: str | None = None, *, config: LitePullConsumerConfig | None = None,
-                 **options: Any) -> None:
+                 rebalance_listener: RebalanceListener | None = None, **options: Any) -> None:
         super().__init__(make_config(LitePullConsumerConfig, consumer_group, config, options))
+        if rebalance_listener is not None and not isinstance(rebalance_listener, RebalanceListener):
+            raise InvalidArgumentError(
+                f"rebalance_listener must be a RebalanceListener, not {type(rebalance_listener).__name__}")
+        #: Told of the queues assigned and revoked by each rebalance (not used with assign()).
+        self.rebalance_listener = rebalance_listener
         self.config: LitePullConsumerConfig
         self.subscription_type = SubscriptionType.NONE
         self._pending_subscriptions: dict[str, SubscriptionData] = {}
@@ -124,6 +130,8 @@ class AsyncLitePullConsumer(ConsumerMember):
         self._tasks: dict[MessageQueue, asyncio.Task[None]] = {}
         self._cache: collections.deque[_ConsumeRequest] = collections.deque()
         self._cache_ready = asyncio.Event()
+        #: The pull whose messages ``async for`` is handing out one by one.
+        self._iterated: _ConsumeRequest | None = None
         self._next_auto_commit = -1.0
         self.rebalance: _LitePullRebalance | None = None
         self.pull_api: PullAPI | None = None
@@ -220,6 +228,7 @@ class AsyncLitePullConsumer(ConsumerMember):
             self.offset_store = self._make_offset_store()
             await self.offset_store.load()
             self.rebalance = _LitePullRebalance(self, self.config, instance, strategy, self.offset_store)
+            self.rebalance.listener = self.rebalance_listener
             self.rebalance.subscription_inner.update(self._pending_subscriptions)
             instance.start()
         except BaseException:
@@ -239,6 +248,7 @@ class AsyncLitePullConsumer(ConsumerMember):
             self.state = ServiceState.SHUTDOWN_ALREADY
             return
         self.state = ServiceState.SHUTDOWN_ALREADY
+        self._cache_ready.set()  # wakes poll() and async for, which end now
         if self.rebalance is not None:
             await self.rebalance.stop()
         tasks = list(self._tasks.values())
@@ -252,6 +262,10 @@ class AsyncLitePullConsumer(ConsumerMember):
             self.rebalance.destroy()
         await self._unregister()
 
+    async def close(self) -> None:
+        """The same as :meth:`shutdown`."""
+        await self.shutdown()
+
     async def __aenter__(self) -> "AsyncLitePullConsumer":
         await self.start()
         return self
@@ -262,7 +276,35 @@ class AsyncLitePullConsumer(ConsumerMember):
     # --- polling ----------------------------------------------------------------------------------
 
     async def poll(self, timeout_ms: float | None = None) -> list[MessageExt]:
-        """The next pulled messages (one pull's worth), or [] when none came within ``timeout_ms``."""
+        """The next pulled messages (one pull's worth), or [] when none came within ``timeout_ms`` (default
+        ``poll_timeout_millis``) or the consumer shut down meanwhile. Their queue's consumed offset moves past
+        them, to be committed automatically (``auto_commit``) or by :meth:`commit`."""
+        request = await self._next_request(timeout_ms)
+        if request is None:
+            return []
+        self._mark_consumed(request, request.messages)
+        return request.messages
+
+    def __aiter__(self) -> "AsyncLitePullConsumer":
+        return self
+
+    async def __anext__(self) -> MessageExt:
+        """``async for message in consumer``: one message at a time, waiting as long as it takes; the loop
+        ends when the consumer shuts down. A message counts as consumed (for the committed offset) when it is
+        handed out, as with :meth:`poll`; those not handed out yet are pulled again after a restart."""
+        while True:
+            request = self._iterated
+            if request is not None and request.messages and not request.process_queue.dropped:
+                message = request.messages.pop(0)
+                self._mark_consumed(request, [message])
+                return message
+            self._iterated = None
+            if self.state is ServiceState.SHUTDOWN_ALREADY:
+                raise StopAsyncIteration
+            self._iterated = await self._next_request(None)
+
+    async def _next_request(self, timeout_ms: float | None) -> _ConsumeRequest | None:
+        """The next pull's messages, not yet marked consumed; None after ``timeout_ms`` or at shutdown."""
         self._check_running()
         if timeout_ms is None:
             timeout_ms = self.config.poll_timeout_millis
@@ -272,25 +314,27 @@ class AsyncLitePullConsumer(ConsumerMember):
             self._maybe_auto_commit()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_ms / 1000.0
-        while True:
+        while self.state is ServiceState.RUNNING:
             while self._cache:
                 request = self._cache.popleft()
-                if request.process_queue.dropped:
-                    continue
-                offset = request.process_queue.remove_messages(request.messages)
-                state = self._assigned.get(request.queue)
-                if state is not None and state.process_queue is request.process_queue:
-                    state.consume_offset = offset
-                if self.config.namespace:
-                    for message in request.messages:
-                        message.topic = self.config.without_namespace(message.topic)
-                return request.messages
+                if not request.process_queue.dropped:
+                    return _ConsumeRequest(list(request.messages), request.queue, request.process_queue)
             remaining = deadline - loop.time()
             if remaining <= 0:
-                return []
+                return None
             self._cache_ready.clear()
-            if not await wait_event(self._cache_ready, remaining):
-                return []
+            await wait_event(self._cache_ready, remaining)
+        return None
+
+    def _mark_consumed(self, request: _ConsumeRequest, messages: list[MessageExt]) -> None:
+        """Move the queue's consumed offset past ``messages`` (handed to the application)."""
+        offset = request.process_queue.remove_messages(messages)
+        state = self._assigned.get(request.queue)
+        if state is not None and state.process_queue is request.process_queue and offset >= 0:
+            state.consume_offset = offset
+        if self.config.namespace:
+            for message in messages:
+                message.topic = self.config.without_namespace(message.topic)
 
     def pause(self, queues: Iterable[MessageQueue]) -> None:
         for queue in queues:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, AsyncIterator, Iterable, Sequence
 
 from rocketmq_py.client.consumer.allocate import resolve_strategy
 from rocketmq_py.client.consumer.config import PushConsumerConfig, make_config
@@ -21,7 +21,9 @@ from rocketmq_py.client.consumer.listener import Listener, ListenerLike
 from rocketmq_py.client.consumer.process_queue import ProcessQueue, now_ms
 from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
+from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
 from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, cancel_and_wait
+from rocketmq_py.client.consumer.stream import BatchStream
 from rocketmq_py.client.instance import get_instance, resolve_instance_name
 from rocketmq_py.common import validators
 from rocketmq_py.common.codes import ResponseCode
@@ -34,7 +36,7 @@ from rocketmq_py.common.message import Message, MessageConst, MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.route import TopicRouteData
 from rocketmq_py.common.topic import CLIENT_INNER_PRODUCER_GROUP
-from rocketmq_py.errors import BrokerResponseError, ClientError, ClientStateError, RocketMQError
+from rocketmq_py.errors import BrokerResponseError, ClientError, ClientStateError, InvalidArgumentError, RocketMQError
 
 _log = logging.getLogger(__name__)
 
@@ -106,8 +108,13 @@ class AsyncPushConsumer(ConsumerMember):
     consume_type = ConsumeType.CONSUME_PASSIVELY
 
     def __init__(self, consumer_group: str | None = None, *, config: PushConsumerConfig | None = None,
-                 **options: Any) -> None:
+                 rebalance_listener: RebalanceListener | None = None, **options: Any) -> None:
         super().__init__(make_config(PushConsumerConfig, consumer_group, config, options))
+        if rebalance_listener is not None and not isinstance(rebalance_listener, RebalanceListener):
+            raise InvalidArgumentError(
+                f"rebalance_listener must be a RebalanceListener, not {type(rebalance_listener).__name__}")
+        #: Told of the queues assigned and revoked by each rebalance (not used with assign()).
+        self.rebalance_listener = rebalance_listener
         self.config: PushConsumerConfig
         self._subscriptions: dict[str, SubscriptionData] = {}
         self.listener: Listener | None = None
@@ -118,6 +125,7 @@ class AsyncPushConsumer(ConsumerMember):
         self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
         self._side_tasks: set[asyncio.Task[Any]] = set()
         self._inner_producer: Any = None
+        self._stream: BatchStream | None = None
 
     @property
     def consume_orderly(self) -> bool:
@@ -160,6 +168,27 @@ class AsyncPushConsumer(ConsumerMember):
             return function
         return register
 
+    def messages(self) -> AsyncIterator[list[MessageExt]]:
+        """``async for batch in consumer.messages()``: the batches a listener would get (at most
+        ``consume_message_batch_max_size`` messages each), for a consumer without a listener of its own.
+
+        A batch counts as consumed when the loop body that got it is done (the loop asks for the next
+        batch); leaving the loop early or shutting down while a batch is in the body sends that batch back
+        to be consumed again, as a listener's RECONSUME_LATER does (at least once). Flow control and
+        retries are the listener's. The loop ends when the consumer shuts down. Call it before
+        :meth:`start`, since it takes the listener's place; each call gives another loop over the same
+        batches: ``batches = consumer.messages()``, then ``async with consumer: async for batch in
+        batches: ...``."""
+        if self._stream is None:
+            if self.listener is not None:
+                raise ClientStateError("this consumer has a message listener: messages() is for consumers "
+                                       "without one")
+            if self.state is not ServiceState.CREATE_JUST:
+                raise ClientStateError("call messages() before start(): it takes the listener's place")
+            self._stream = BatchStream()
+            self.listener = Listener.of(self._stream.listener)
+        return self._stream.iterate()
+
     # --- lifecycle --------------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -167,7 +196,8 @@ class AsyncPushConsumer(ConsumerMember):
             raise ClientStateError(f"the consumer cannot start: it is {self.state.value} (a consumer starts once)")
         self.config.validate()
         if self.listener is None:
-            raise ClientStateError("no message listener: call register_message_listener(...) before start()")
+            raise ClientStateError("no message listener: call register_message_listener(...) before start(), "
+                                   "or messages() to consume with async for")
         if not self._subscriptions:
             raise ClientStateError("no subscription: call subscribe(topic, expression) before start()")
         self.state = ServiceState.START_FAILED
@@ -183,6 +213,7 @@ class AsyncPushConsumer(ConsumerMember):
             self.offset_store = self._make_offset_store()
             await self.offset_store.load()
             self.rebalance = _PushRebalance(self, self.config, instance, strategy, self.offset_store)
+            self.rebalance.listener = self.rebalance_listener
             self.rebalance.subscription_inner.update(self._subscriptions)
             if self.listener.orderly:
                 self.consume_service = ConsumeMessageOrderlyService(self, self.listener)
@@ -212,6 +243,8 @@ class AsyncPushConsumer(ConsumerMember):
         self._pull_tasks.clear()
         await cancel_and_wait(pulls, f"{self.group}: pull task")
         await self._stop_background()
+        if self._stream is not None:
+            self._stream.close()
         await self.consume_service.shutdown(self.config.await_termination_millis_when_shutdown / 1000.0)
         for task in list(self._side_tasks):
             task.cancel()
@@ -220,6 +253,10 @@ class AsyncPushConsumer(ConsumerMember):
         if self._inner_producer is not None:
             await self._inner_producer.shutdown()
         await self._unregister()
+
+    async def close(self) -> None:
+        """The same as :meth:`shutdown`."""
+        await self.shutdown()
 
     async def __aenter__(self) -> "AsyncPushConsumer":
         await self.start()

@@ -25,6 +25,7 @@ from rocketmq_py.client.consumer.brokers import (
 from rocketmq_py.client.consumer.config import ConsumerConfig, parse_consume_timestamp
 from rocketmq_py.client.consumer.offset_store import NO_OFFSET, OffsetStore, ReadOffsetType
 from rocketmq_py.client.consumer.process_queue import ProcessQueue, now_ms
+from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener, notify
 from rocketmq_py.common.filter import SubscriptionData
 from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketmq_py.common.message_queue import MessageQueue
@@ -61,6 +62,8 @@ class RebalanceImpl(abc.ABC):
         self.lock_failed = False
         #: Queues a lock was asked for: at shutdown they are all released, also one whose answer was lost.
         self.lock_requested: set[MessageQueue] = set()
+        #: The application's listener of queue changes (the consumer's ``rebalance_listener``).
+        self.listener: RebalanceListener | None = None
 
     # --- the rebalance -------------------------------------------------------------------------
 
@@ -110,7 +113,10 @@ class RebalanceImpl(abc.ABC):
         divided = await self.allocated_queues(topic)
         if divided is None:
             return
+        before = self._queues_of(topic)
         changed, started = await self.update_process_queue_table(topic, divided, is_order)
+        after = self._queues_of(topic)
+        await notify(self.listener, self.group, before - after, after - before)
         if changed:
             _log.info("rebalance of %s changed %s: %d queue(s) now %s", self.group, topic, len(divided),
                       sorted(divided))
@@ -118,6 +124,9 @@ class RebalanceImpl(abc.ABC):
             await self.message_queue_changed(topic, set(self.topic_subscribe_info.get(topic, ())), divided)
         if started:
             self.dispatch_pull_requests(started)
+
+    def _queues_of(self, topic: str) -> set[MessageQueue]:
+        return {queue for queue in self.process_queue_table if queue.topic == topic}
 
     async def find_consumer_ids(self, topic: str) -> list[str] | None:
         addr = any_broker_of_topic(self.instance, topic)
@@ -177,11 +186,14 @@ class RebalanceImpl(abc.ABC):
         return changed, started
 
     async def _truncate_queues_not_my_topic(self) -> None:
+        revoked: set[MessageQueue] = set()
         for queue in list(self.process_queue_table):
             if queue.topic not in self.subscription_inner:
                 pq = self.process_queue_table.pop(queue)
                 pq.dropped = True
+                revoked.add(queue)
                 _log.info("%s dropped %s: the topic is not subscribed any more", self.group, queue)
+        await notify(self.listener, self.group, revoked, set())
 
     async def remove_process_queue(self, queue: MessageQueue) -> None:
         pq = self.process_queue_table.pop(queue, None)

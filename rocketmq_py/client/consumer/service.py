@@ -17,6 +17,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Iterable
 
+from rocketmq_py.client.consumer.admin import register_consumer_processors
 from rocketmq_py.client.consumer.brokers import subscribe_queues
 from rocketmq_py.client.consumer.config import ConsumerConfig
 from rocketmq_py.client.consumer.offset_store import (
@@ -29,6 +30,7 @@ from rocketmq_py.client.consumer.process_queue import ProcessQueue
 from rocketmq_py.client.consumer.stats import ConsumerStats
 from rocketmq_py.client.producer.core import ServiceState
 from rocketmq_py.common import consumer_body
+from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.consumer_body import ConsumerRunningInfo, ProcessQueueInfo
 from rocketmq_py.common.filter import SubscriptionData
 from rocketmq_py.common.heartbeat_consumer import ConsumeType, ConsumerData, MessageModel
@@ -132,6 +134,8 @@ class ConsumerMember:
                 f"the consumer group {self.group!r} was already started in client {instance.client_id}: "
                 "give this consumer another group or another instance_name"
             )
+        if instance.processors.get(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED) is None:
+            register_consumer_processors(instance)
         self.instance = instance
 
     async def _unregister(self) -> None:

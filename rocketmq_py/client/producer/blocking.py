@@ -36,6 +36,7 @@ def shared_loop() -> BackgroundLoop:
 
 
 def callback_executor() -> ThreadPoolExecutor:
+    """The small thread pool where the callbacks of the blocking clients' async calls run."""
     global _shared_executor
     with _shared_lock:
         if _shared_executor is None:
@@ -73,6 +74,7 @@ class Producer(BlockingFacade):
 
     @property
     def config(self) -> ProducerConfig:
+        """The settings (a copy made at construction; change them before :meth:`start`)."""
         return self._core.config
 
     @property
@@ -81,10 +83,21 @@ class Producer(BlockingFacade):
         return self._core
 
     def start(self) -> None:
+        """Validate the settings and connect (see :meth:`AsyncProducer.start`); a producer starts once."""
         self._run(self._core.start())
 
     def shutdown(self) -> None:
+        """Wait for the sends in flight, then disconnect (see :meth:`AsyncProducer.shutdown`)."""
         self._run(self._core.shutdown())
+
+    def close(self) -> None:
+        """The same as :meth:`shutdown`."""
+        self.shutdown()
+
+    def flush(self, timeout_ms: float | None = None) -> None:
+        """Wait until every send started by :meth:`send_async` so far has ended (see
+        :meth:`AsyncProducer.flush`); their callbacks may still be running in the callback threads."""
+        self._run(self._core.flush(timeout_ms))
 
     def __enter__(self) -> "Producer":
         self.start()
@@ -95,14 +108,19 @@ class Producer(BlockingFacade):
 
     def send(self, message: Message | Sequence[Message], queue: MessageQueue | None = None, *,
              selector: SelectorLike | None = None, arg: Any = None, timeout_ms: float | None = None) -> SendResult:
+        """Send and wait for the broker's answer, retrying as Java's sync send does; a list of messages is
+        one batch. ``queue`` or ``selector`` + ``arg`` pick the queue (then no retry). See
+        :meth:`AsyncProducer.send`."""
         return self._run(self._core.send(message, queue, selector=selector, arg=arg, timeout_ms=timeout_ms))
 
     def send_batch(self, messages: Sequence[Message], queue: MessageQueue | None = None, *,
                    timeout_ms: float | None = None) -> SendResult:
+        """Send messages of one topic as one batch request."""
         return self._run(self._core.send_batch(messages, queue, timeout_ms=timeout_ms))
 
     def send_oneway(self, message: Message | Sequence[Message], queue: MessageQueue | None = None, *,
                     selector: SelectorLike | None = None, arg: Any = None) -> None:
+        """Send without waiting for an answer: no result, no retry."""
         self._run(self._core.send_oneway(message, queue, selector=selector, arg=arg))
 
     def send_async(
@@ -180,4 +198,5 @@ class Producer(BlockingFacade):
         return self._run(send_reply(self._core, request, body, timeout_ms))
 
     def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        """The writable queues of ``topic``."""
         return self._run(self._core.fetch_publish_message_queues(topic))

@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from rocketmq_py import codec
 from rocketmq_py.client.config import ProducerConfig
+from rocketmq_py.client.failure_log import FailureLog
 from rocketmq_py.client.instance import MQClientInstance, get_instance, resolve_instance_name
 from rocketmq_py.client.net import ip_bytes, local_address
 from rocketmq_py.client.producer.batch import BatchMessage
@@ -107,6 +108,8 @@ class AsyncProducer:
         self._ids: codec.UniqueIdGenerator | None = None
         self._trace: Any = None
         self._pending: set[asyncio.Task[Any]] = set()
+        #: Failed send attempts, logged once per broker and interval with a count.
+        self._failures = FailureLog(_log, "send to broker")
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -116,6 +119,8 @@ class AsyncProducer:
         return self.config.with_namespace(self.config.producer_group)
 
     async def start(self) -> None:
+        """Validate the settings, join the client instance of this client id and reach the name servers;
+        a producer starts once."""
         if self.state is not ServiceState.CREATE_JUST:
             raise ClientStateError(f"the producer cannot start: it is {self.state.value} (a producer starts once)")
         self.state = ServiceState.START_FAILED
@@ -138,21 +143,39 @@ class AsyncProducer:
         if self.config.enable_msg_trace:
             from rocketmq_py.client.trace import TraceDispatcher
 
-            self._trace = TraceDispatcher(self)
+            self._trace = TraceDispatcher(self, AsyncProducer)
             await self._trace.start()
         await instance.send_heartbeat_to_all_brokers()
 
     async def shutdown(self) -> None:
+        """Wait for the sends started by :meth:`send_async`, then leave the client instance (which stops
+        when its last client leaves). Calling it again does nothing."""
         if self.state is not ServiceState.RUNNING:
             self.state = ServiceState.SHUTDOWN_ALREADY
             return
-        if self._pending:
-            await asyncio.gather(*tuple(self._pending), return_exceptions=True)
+        await self.flush()
         if self._trace is not None:
             await self._trace.shutdown()
+        self._failures.flush()
         self.state = ServiceState.SHUTDOWN_ALREADY
         assert self.instance is not None
         await self.instance.unregister_producer(self.group)
+
+    async def close(self) -> None:
+        """The same as :meth:`shutdown` (the name Python libraries use)."""
+        await self.shutdown()
+
+    async def flush(self, timeout_ms: float | None = None) -> None:
+        """Wait until every send started by :meth:`send_async` so far has ended (sent or failed: the
+        results are in their tasks). With ``timeout_ms``, raise :class:`SendTimeoutError` if some are
+        still in flight after that long (they go on)."""
+        pending = tuple(self._pending)
+        if not pending:
+            return
+        timeout = None if timeout_ms is None else timeout_ms / 1000.0
+        _done, not_done = await asyncio.wait(pending, timeout=timeout)
+        if not_done:
+            raise SendTimeoutError(f"{len(not_done)} async send(s) still in flight after {timeout_ms} ms")
 
     async def __aenter__(self) -> "AsyncProducer":
         await self.start()
@@ -172,9 +195,11 @@ class AsyncProducer:
     # --- what the client instance asks -------------------------------------------------------
 
     def topics(self) -> set[str]:
+        """The topics this producer has routes for (asked by the client instance)."""
         return set(self.publish_infos)
 
     def on_route_changed(self, topic: str, route: TopicRouteData) -> None:
+        """Take a new route of ``topic`` (called by the client instance)."""
         info = publish_info_from_route(topic, route)
         old = self.publish_infos.get(topic)
         if old is not None:
@@ -376,19 +401,20 @@ class AsyncProducer:
                 result = await self._send_kernel(message, queue, mode, timeout_ms - spent)
             except (RemotingError, ClientError) as error:
                 self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
-                _log.warning("send to %s failed, trying again: %s", queue, error)
+                self._failures.failed(queue.broker_name, error, f"trying again (queue {queue.queue_id})")
                 last_error = error
                 continue
             except BrokerResponseError as error:
                 self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
                 last_error = error
                 if error.code in self.config.retry_response_codes:
-                    _log.warning("send to %s refused (%s), trying again", queue, error)
+                    self._failures.failed(queue.broker_name, error, "refused, trying again")
                     continue
                 if result is not None:
                     return result
                 raise
             self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, False)
+            self._failures.succeeded(queue.broker_name)
             if mode is CommunicationMode.ONEWAY:
                 return None
             assert result is not None
@@ -444,10 +470,11 @@ class AsyncProducer:
                 attempt += 1
                 if attempt > retries:
                     raise
-                _log.warning("async send to %s failed, retry %d: %s", queue, attempt, error)
+                self._failures.failed(queue.broker_name, error, f"async send retry {attempt}")
                 queue = self.fault_strategy.select(info, queue.broker_name) or queue
                 continue
             self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, False)
+            self._failures.succeeded(queue.broker_name)
             assert result is not None
             return result
 
