@@ -15,7 +15,7 @@ import json
 import os
 import struct
 import zlib
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from rocketmq_py._codec_types import (
     LANGUAGE_CODES,
@@ -238,7 +238,7 @@ def decode_json_header(header: bytes) -> RemotingCommand:
     return cmd
 
 
-def _json_int(data: dict, name: str, default: int) -> int:
+def _json_int(data: dict[str, Any], name: str, default: int) -> int:
     value = data.get(name, default)
     if value is None:
         return default
@@ -862,10 +862,10 @@ class _LenientJsonParser:
         if self.depth > MAX_JSON_DEPTH:
             raise self.fail("nesting is too deep")
 
-    def object(self) -> dict:
+    def object(self) -> dict[str, Any]:
         self.enter()
         self.position += 1
-        result: dict = {}
+        result: dict[str, Any] = {}
         if self.peek() == "}":
             self.position += 1
             self.depth -= 1
@@ -890,10 +890,10 @@ class _LenientJsonParser:
             if char != ",":
                 raise self.fail("expected ',' or '}'")
 
-    def array(self) -> list:
+    def array(self) -> list[Any]:
         self.enter()
         self.position += 1
-        result: list = []
+        result: list[Any] = []
         if self.peek() == "]":
             self.position += 1
             self.depth -= 1

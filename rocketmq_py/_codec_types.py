@@ -5,7 +5,7 @@ its behaviour: encoding and decoding live in ``_codec`` and ``_codec_py``.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 SERIALIZE_JSON = 0
 SERIALIZE_ROCKETMQ = 1
@@ -70,7 +70,7 @@ class RemotingCommand:
     def is_oneway(self) -> bool:
         return bool(self.flag & FLAG_ONEWAY)
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
@@ -90,7 +90,7 @@ class RemotingCommand:
         )
 
 
-class JsonObjectKey(tuple):
+class JsonObjectKey(tuple[Any, ...]):
     """A JSON object used as a map key, as fastjson writes ``Map<MessageQueue, Long>``.
 
     It is a hashable, ordered tuple of ``(name, value)`` pairs; :meth:`to_dict`
@@ -99,12 +99,12 @@ class JsonObjectKey(tuple):
 
     __slots__ = ()
 
-    def __new__(cls, items: Iterable[tuple[str, object]] | dict) -> "JsonObjectKey":
+    def __new__(cls, items: Iterable[tuple[str, object]] | dict[str, Any]) -> "JsonObjectKey":
         pairs = items.items() if isinstance(items, dict) else items
         frozen = ((str(k), _freeze(v)) for k, v in pairs)
         return super().__new__(cls, tuple(sorted(frozen, key=_pair_name)))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self)
 
     def __repr__(self) -> str:

@@ -28,8 +28,12 @@ from __future__ import annotations
 
 import struct
 import zlib
+from typing import Any
 
 IMPLEMENTATION = "python"
+
+#: Anything with the buffer protocol (mmap, bytearray, memoryview; bytes where only read), as in _store.pyi.
+Buffer = Any
 
 MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7
 BLANK_MAGIC_CODE = -875286124  # 0xCBD43194
@@ -104,7 +108,7 @@ class RecordInfo:
         self.delay_level = delay_level
         self.properties = properties
 
-    def as_tuple(self) -> tuple:
+    def as_tuple(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __repr__(self) -> str:
@@ -114,7 +118,7 @@ class RecordInfo:
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def _view(buffer, writable: bool = False) -> memoryview:
+def _view(buffer: Buffer, writable: bool = False) -> memoryview:
     view = memoryview(buffer).cast("B")
     if writable and view.readonly:
         raise ValueError("the destination buffer is read-only")
@@ -160,7 +164,7 @@ def index_key_hash(key: str) -> int:
     return 0 if h == -0x80000000 else abs(h)
 
 
-def _body_crc(data) -> int:
+def _body_crc(data: Buffer) -> int:
     return zlib.crc32(data) & 0x7FFFFFFF
 
 
@@ -191,7 +195,7 @@ def _write_blank(view: memoryview, position: int, limit: int) -> None:
         _BLANK.pack_into(view, position, limit - position, BLANK_MAGIC_CODE)
 
 
-def _record_parts(topic: bytes, body, properties: bytes, queue_id: int, flag: int, queue_offset: int,
+def _record_parts(topic: bytes, body: Buffer, properties: bytes, queue_id: int, flag: int, queue_offset: int,
                   physical_offset: int, sys_flag: int, born_timestamp: int, born_host: bytes, store_timestamp: int,
                   store_host: bytes, reconsume_times: int, prepared_transaction_offset: int,
                   body_crc: int) -> list[bytes]:
@@ -222,7 +226,7 @@ def _record_parts(topic: bytes, body, properties: bytes, queue_id: int, flag: in
 # --- CommitLog append ---------------------------------------------------------------------------
 
 
-def append_message(dst, position: int, limit: int, topic: bytes, body, properties: bytes, queue_id: int, flag: int,
+def append_message(dst: Buffer, position: int, limit: int, topic: bytes, body: Buffer, properties: bytes, queue_id: int, flag: int,
                    queue_offset: int, physical_offset: int, sys_flag: int, born_timestamp: int, born_host: bytes,
                    store_timestamp: int, store_host: bytes, reconsume_times: int,
                    prepared_transaction_offset: int, body_crc: int) -> int:
@@ -252,7 +256,7 @@ def _join_properties(own: bytes, batch: bytes) -> bytes:
     return own + batch
 
 
-def encode_batch(batch_body, topic: bytes, queue_id: int, sys_flag: int, born_timestamp: int, born_host: bytes,
+def encode_batch(batch_body: Buffer, topic: bytes, queue_id: int, sys_flag: int, born_timestamp: int, born_host: bytes,
                  store_timestamp: int, store_host: bytes, reconsume_times: int,
                  batch_properties: bytes) -> tuple[bytearray, int]:
     """Records for the messages of a SEND_BATCH_MESSAGE body, back to back, and their count.
@@ -291,7 +295,7 @@ def encode_batch(batch_body, topic: bytes, queue_id: int, sys_flag: int, born_ti
     return out, count
 
 
-def append_records(dst, position: int, limit: int, records, queue_offset: int, physical_offset: int,
+def append_records(dst: Buffer, position: int, limit: int, records: Buffer, queue_offset: int, physical_offset: int,
                    store_timestamp: int) -> int:
     """Copy encoded records to ``position``; return how many were written.
 
@@ -351,7 +355,7 @@ def _parse_java_int(text: str) -> int | None:
     return value if -0x80000000 <= value <= INT32_MAX else None
 
 
-def check_record(buffer, position: int, limit: int, check_crc: bool = True) -> RecordInfo:
+def check_record(buffer: Buffer, position: int, limit: int, check_crc: bool = True) -> RecordInfo:
     """Validate the record at ``position`` (Java's ``checkMessageAndReturnSize``).
 
     Invalid: a magic other than the record or blank one, a record that runs
@@ -420,7 +424,7 @@ def check_record(buffer, position: int, limit: int, check_crc: bool = True) -> R
     return info
 
 
-def scan_valid_end(buffer, position: int, limit: int, check_crc: bool = True) -> tuple[int, bool]:
+def scan_valid_end(buffer: Buffer, position: int, limit: int, check_crc: bool = True) -> tuple[int, bool]:
     """Walk valid records from ``position``: ``(end of the last valid one, whether a blank marker follows)``."""
     while True:
         info = check_record(buffer, position, limit, check_crc)
@@ -430,7 +434,7 @@ def scan_valid_end(buffer, position: int, limit: int, check_crc: bool = True) ->
         return position, info.size == RECORD_BLANK
 
 
-def read_store_timestamp(buffer, position: int, limit: int) -> int:
+def read_store_timestamp(buffer: Buffer, position: int, limit: int) -> int:
     """The STORETIMESTAMP of the record at ``position``, or -1 when no record header is there."""
     view = _view(buffer)
     _check_span(view, position, limit)
@@ -447,7 +451,7 @@ def read_store_timestamp(buffer, position: int, limit: int) -> int:
 # --- ConsumeQueue ---------------------------------------------------------------------------------
 
 
-def cq_put_unit(dst, position: int, physical_offset: int, size: int, tags_code: int) -> None:
+def cq_put_unit(dst: Buffer, position: int, physical_offset: int, size: int, tags_code: int) -> None:
     """Write one unit: ``int64 commitLogOffset, int32 size, int64 tagsCode``."""
     _int(physical_offset, 64, "physical_offset")
     _int(size, 32, "size")
@@ -457,7 +461,7 @@ def cq_put_unit(dst, position: int, physical_offset: int, size: int, tags_code: 
     _CQ_UNIT.pack_into(view, position, physical_offset, size, tags_code)
 
 
-def cq_fill_blank(dst, position: int, limit: int) -> None:
+def cq_fill_blank(dst: Buffer, position: int, limit: int) -> None:
     """Fill whole units from ``position`` to ``limit`` with the padding unit ``(0, Integer.MAX_VALUE, 0)``."""
     view = _view(dst, writable=True)
     _check_span(view, position, limit)
@@ -467,7 +471,7 @@ def cq_fill_blank(dst, position: int, limit: int) -> None:
         position += CQ_UNIT_SIZE
 
 
-def cq_read_units(buffer, position: int, limit: int, max_units: int) -> list[tuple[int, int, int]]:
+def cq_read_units(buffer: Buffer, position: int, limit: int, max_units: int) -> list[tuple[int, int, int]]:
     """Up to ``max_units`` whole units from ``position`` as ``(offset, size, tags_code)``, as stored."""
     view = _view(buffer)
     _check_span(view, position, limit)
@@ -475,7 +479,7 @@ def cq_read_units(buffer, position: int, limit: int, max_units: int) -> list[tup
     return [_CQ_UNIT.unpack_from(view, position + i * CQ_UNIT_SIZE) for i in range(count)]
 
 
-def cq_valid_end(buffer, position: int, limit: int) -> tuple[int, int]:
+def cq_valid_end(buffer: Buffer, position: int, limit: int) -> tuple[int, int]:
     """Walk units while ``offset >= 0 and size > 0``: ``(end of the last valid unit, its offset + size or -1)``."""
     view = _view(buffer)
     _check_span(view, position, limit)
@@ -496,7 +500,7 @@ def index_file_size(hash_slot_num: int, index_num: int) -> int:
     return INDEX_HEADER_SIZE + hash_slot_num * INDEX_SLOT_SIZE + index_num * INDEX_ENTRY_SIZE
 
 
-def _index_view(buffer, hash_slot_num: int, index_num: int, key_hash: int, writable: bool = False) -> memoryview:
+def _index_view(buffer: Buffer, hash_slot_num: int, index_num: int, key_hash: int, writable: bool = False) -> memoryview:
     if key_hash < 0 or key_hash > INT32_MAX:
         raise ValueError(f"an index key hash is a non-negative int32, got {key_hash}")
     view = _view(buffer, writable)
@@ -506,7 +510,7 @@ def _index_view(buffer, hash_slot_num: int, index_num: int, key_hash: int, writa
     return view
 
 
-def index_header(buffer) -> tuple[int, int, int, int, int, int]:
+def index_header(buffer: Buffer) -> tuple[int, int, int, int, int, int]:
     """``(beginTimestamp, endTimestamp, beginPhyOffset, endPhyOffset, hashSlotCount, indexCount)``.
 
     An index count of 0 or less reads as 1, as Java loads it (entry 0 means "none").
@@ -519,7 +523,7 @@ def index_header(buffer) -> tuple[int, int, int, int, int, int]:
     return tuple(fields)  # type: ignore[return-value]
 
 
-def index_start(dst, end_phy_offset: int, end_timestamp: int) -> None:
+def index_start(dst: Buffer, end_phy_offset: int, end_timestamp: int) -> None:
     """Begin a new index file where the previous one ended (Java's IndexFile constructor)."""
     _int(end_phy_offset, 64, "end_phy_offset")
     _int(end_timestamp, 64, "end_timestamp")
@@ -532,7 +536,7 @@ def index_start(dst, end_phy_offset: int, end_timestamp: int) -> None:
         struct.pack_into(">qq", view, 0, end_timestamp, end_timestamp)
 
 
-def index_put(dst, hash_slot_num: int, index_num: int, key_hash: int, physical_offset: int,
+def index_put(dst: Buffer, hash_slot_num: int, index_num: int, key_hash: int, physical_offset: int,
               store_timestamp: int) -> bool:
     """Add an entry for ``key_hash`` (see :func:`index_key_hash`); False when the file is full."""
     _int(physical_offset, 64, "physical_offset")
@@ -561,7 +565,7 @@ def index_put(dst, hash_slot_num: int, index_num: int, key_hash: int, physical_o
     return True
 
 
-def index_select(buffer, hash_slot_num: int, index_num: int, key_hash: int, max_num: int, begin: int,
+def index_select(buffer: Buffer, hash_slot_num: int, index_num: int, key_hash: int, max_num: int, begin: int,
                  end: int) -> list[int]:
     """Physical offsets of entries for ``key_hash`` stored within ``[begin, end]`` ms, newest first."""
     view = _index_view(buffer, hash_slot_num, index_num, key_hash)

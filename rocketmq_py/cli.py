@@ -62,7 +62,7 @@ async def run_until_stopped(start: Callable[[], Awaitable[object]], stop: Callab
 # --- namesrv ------------------------------------------------------------------------------------
 
 
-def _add_namesrv(subparsers: argparse._SubParsersAction) -> None:
+def _add_namesrv(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("namesrv", help="run a name server (Java's mqnamesrv)")
     parser.add_argument("-c", "--config", help="a namesrv.properties file (Java's keys, e.g. listenPort, kvConfigPath)")
     parser.add_argument("--port", type=int, help="the port to listen on (default: listenPort, 9876)")
@@ -87,7 +87,7 @@ def _run_namesrv(args: argparse.Namespace) -> int:
 # --- broker -------------------------------------------------------------------------------------
 
 
-def _add_broker(subparsers: argparse._SubParsersAction) -> None:
+def _add_broker(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("broker", help="run a broker (Java's mqbroker)")
     parser.add_argument("-c", "--config", help="a broker.conf file (Java's keys: brokerName, namesrvAddr, listenPort, "
                                                "storePathRootDir, flushDiskType, ...)")
@@ -119,7 +119,7 @@ def _run_broker(args: argparse.Namespace) -> int:
 # --- quickstart ----------------------------------------------------------------------------------
 
 
-def _add_quickstart(subparsers: argparse._SubParsersAction) -> None:
+def _add_quickstart(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("quickstart", help="run a name server and a broker in a temporary directory, "
                                                       "send and consume messages, print a summary")
     parser.add_argument("--messages", type=int, default=100, help="how many messages to send (default 100)")
@@ -137,7 +137,7 @@ def _run_quickstart(args: argparse.Namespace) -> int:
 
 
 #: name -> function adding the subcommand's parser
-COMMANDS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
+COMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
     "namesrv": _add_namesrv,
     "broker": _add_broker,
     "quickstart": _add_quickstart,

@@ -8,9 +8,15 @@ extension is missing. Everything else imports the codec from here.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rocketmq_py._extensions import load
 
-_impl = load("rocketmq_py._codec", "rocketmq_py._codec_py")
+if TYPE_CHECKING:
+    # Both implementations follow the compiled module's stub (its .pyi): check the callers against it.
+    from rocketmq_py import _codec as _impl
+else:
+    _impl = load("rocketmq_py._codec", "rocketmq_py._codec_py")
 
 from rocketmq_py._codec_types import (  # noqa: E402
     FLAG_ONEWAY,

@@ -7,7 +7,7 @@ MessageQueue with the queue object itself as the key; both are kept here.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TYPE_CHECKING
 
 from rocketmq_py import codec
 from rocketmq_py.codec import JsonObjectKey
@@ -31,7 +31,7 @@ def language_name(code: int) -> str:
     return names[code] if 0 <= code < len(names) else "OTHER"
 
 
-def connection(info: ClientChannelInfo) -> dict:
+def connection(info: ClientChannelInfo) -> dict[str, Any]:
     return {"clientAddr": info.client_addr, "clientId": info.client_id, "language": language_name(info.language),
             "version": info.version}
 
@@ -122,7 +122,7 @@ def topic_list(topic_names: Iterable[str]) -> bytes:
     return _encode({"topicList": sorted(topic_names)})
 
 
-def consume_time_span(spans: list[dict]) -> bytes:
+def consume_time_span(spans: list[dict[str, Any]]) -> bytes:
     return _encode({"consumeTimeSpanSet": spans})
 
 

@@ -14,7 +14,7 @@ import itertools
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import Any, Callable, Iterable, TYPE_CHECKING
 
 from rocketmq_py.common.filter import SubscriptionData
 from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, ConsumeType, MessageModel
@@ -175,7 +175,7 @@ class ConsumerGroupInfo:
         return updated
 
 
-ChangeListener = Callable[[str, list], None]
+ChangeListener = Callable[[str, list[Any]], None]
 
 
 class ConsumerManager:
@@ -194,7 +194,7 @@ class ConsumerManager:
         info = self.consumer_table.get(group)
         return len(info.subscription_table) if info is not None else 0
 
-    def _changed(self, group: str, connections: list) -> None:
+    def _changed(self, group: str, connections: list[Any]) -> None:
         if self.on_change is not None:
             self.on_change(group, connections)
 

@@ -158,7 +158,7 @@ JAVA_KEYS_WITHOUT_EFFECT = frozenset({
 })
 
 
-def load_broker_config(path: str | os.PathLike | None = None, **overrides: object
+def load_broker_config(path: str | os.PathLike[str] | None = None, **overrides: object
                        ) -> tuple[BrokerConfig, MessageStoreConfig]:
     """Defaults, then the properties file at ``path``, then ``overrides`` (by Python field name).
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import Callable
+from typing import Any, Callable
 
 from rocketmq_py.acl import WATCH_INTERVAL_S, PlainAccessValidator
 from rocketmq_py.broker.clients import ConsumerManager, ProducerManager
@@ -122,10 +122,10 @@ class BrokerController:
             self.fast_server = RemotingServer(self.config.bind_address, self.config.listen_port - 2,
                                               self._processors(False), config=server_config,
                                               listeners=[housekeeping])
-        self._tasks: list[asyncio.Task] = []
-        self._register_task: asyncio.Task | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._register_task: asyncio.Task[Any] | None = None
         self._register_again = False
-        self._notify_tasks: set[asyncio.Task] = set()
+        self._notify_tasks: set[asyncio.Task[Any]] = set()
         self._running = False
         self.metrics_server: MetricsHttpServer | None = None
 
@@ -210,7 +210,7 @@ class BrokerController:
         await self.metrics_server.start()
 
     def _every(self, period_s: float, work: Callable[[], object], name: str,
-               initial_s: float | None = None) -> asyncio.Task:
+               initial_s: float | None = None) -> asyncio.Task[Any]:
         async def loop() -> None:
             await asyncio.sleep(period_s if initial_s is None else initial_s)
             while True:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable, TYPE_CHECKING
 
 from rocketmq_py.remoting import RemotingCommand, RemotingConnection, mark_response
 from rocketmq_py.remoting.command import DEFAULT_SERIALIZE_TYPE
@@ -45,7 +45,7 @@ class PullRequestHoldService:
         self._replay = replay
         self._max_offset = max_offset
         self.table: dict[tuple[str, int], list[PullRequest]] = {}
-        self._send_tasks: set[asyncio.Task] = set()
+        self._send_tasks: set[asyncio.Task[Any]] = set()
 
     @property
     def suspended(self) -> int:

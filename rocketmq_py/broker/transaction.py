@@ -18,7 +18,7 @@ import asyncio
 import ipaddress
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import Any, TYPE_CHECKING
 
 from rocketmq_py import codec
 from rocketmq_py.common.codes import RequestCode
@@ -67,7 +67,7 @@ class TransactionalMessageService:
         except ValueError:
             ip = b"\x7f\x00\x00\x01"
         self._unique_ids = codec.UniqueIdGenerator(ip)
-        self._send_tasks: set[asyncio.Task] = set()
+        self._send_tasks: set[asyncio.Task[Any]] = set()
 
     # --- half, commit, rollback -----------------------------------------------------------------
 

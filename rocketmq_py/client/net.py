@@ -43,7 +43,9 @@ def _addresses_without_netifaces() -> list[str]:
 
 
 def choose_local_address(addresses: list[str]) -> str:
-    v4_preferred, v4_other, v6 = [], [], []
+    v4_preferred: list[str] = []
+    v4_other: list[str] = []
+    v6: list[str] = []
     for text in addresses:
         try:
             ip = ipaddress.ip_address(text)

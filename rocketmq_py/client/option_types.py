@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 import types
 import typing
 from typing import Any
@@ -12,10 +11,16 @@ from typing import Any
 from rocketmq_py.errors import InvalidArgumentError
 
 
-@functools.lru_cache(maxsize=None)
+_FIELD_TYPES: dict[type, tuple[tuple[str, Any], ...]] = {}
+
+
 def _field_types(kind: type) -> tuple[tuple[str, Any], ...]:
-    hints = typing.get_type_hints(kind)
-    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(kind) if f.init)
+    """The (name, annotation) of each init field of the dataclass ``kind`` (resolved once per class)."""
+    found = _FIELD_TYPES.get(kind)
+    if found is None:
+        hints = typing.get_type_hints(kind)
+        found = _FIELD_TYPES[kind] = tuple((f.name, hints[f.name]) for f in dataclasses.fields(kind) if f.init)
+    return found
 
 
 def _describe(annotation: Any) -> str:

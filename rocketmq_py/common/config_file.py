@@ -104,7 +104,7 @@ def parse_properties(text: str) -> dict[str, str]:
     return result
 
 
-def load_properties(path: str | os.PathLike) -> dict[str, str]:
+def load_properties(path: str | os.PathLike[str]) -> dict[str, str]:
     """Read a properties file (UTF-8)."""
     return parse_properties(Path(path).read_text(encoding="utf-8"))
 
@@ -123,16 +123,16 @@ def _text(value: object) -> str:
 # --- dataclass binding -------------------------------------------------------------------------
 
 
-def java_name(field: dataclasses.Field) -> str:
+def java_name(field: dataclasses.Field[Any]) -> str:
     """The Java property name of a config field: its ``java`` metadata, else camelCase of its name."""
     explicit = field.metadata.get("java")
     if explicit:
-        return explicit
+        return str(explicit)
     head, *rest = field.name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _field_kind(config_type: type, field: dataclasses.Field) -> type:
+def _field_kind(config_type: type, field: dataclasses.Field[Any]) -> type:
     hint = typing.get_type_hints(config_type).get(field.name, str)
     for candidate in (bool, int, float, str):
         if hint is candidate or candidate in typing.get_args(hint):
@@ -193,7 +193,7 @@ def _write(path: Path, text: str) -> None:
         os.fsync(handle.fileno())
 
 
-def write_file_safely(path: str | os.PathLike, text: str) -> None:
+def write_file_safely(path: str | os.PathLike[str], text: str) -> None:
     """Replace ``path`` with ``text`` the way Java's ``MixAll.string2File`` does.
 
     The new content goes to ``path.tmp``, the old one is copied to
@@ -212,7 +212,7 @@ def write_file_safely(path: str | os.PathLike, text: str) -> None:
     os.replace(tmp, target)
 
 
-def read_file_with_backup(path: str | os.PathLike) -> str | None:
+def read_file_with_backup(path: str | os.PathLike[str]) -> str | None:
     """The content of ``path``, or of ``path.bak`` when ``path`` is missing or empty; ``None`` if neither has any."""
     target = Path(path)
     for candidate in (target, target.with_name(target.name + ".bak")):

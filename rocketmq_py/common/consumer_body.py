@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from rocketmq_py import codec
 from rocketmq_py.codec import JsonObjectKey
@@ -30,7 +30,7 @@ def queue_from_key(key: object) -> MessageQueue:
     raise ValueError(f"a message queue key must be a JSON object, got {key!r}")
 
 
-def encode_queue_table(table: Mapping[MessageQueue, object]) -> dict:
+def encode_queue_table(table: Mapping[MessageQueue, object]) -> dict[Any, Any]:
     return {queue_key(queue): value for queue, value in sorted(table.items())}
 
 
@@ -40,7 +40,7 @@ def decode_queue_table(table: object) -> dict[MessageQueue, int]:
     return {queue_from_key(key): int(value) for key, value in table.items()}
 
 
-def _load_object(body: bytes, what: str) -> dict:
+def _load_object(body: bytes, what: str) -> dict[str, Any]:
     data = codec.json_loads(body)
     if not isinstance(data, dict):
         raise ValueError(f"a {what} body must be a JSON object")
@@ -100,7 +100,7 @@ class ConsumeMessageDirectlyResult:
     spent_time_mills: int = 0
 
     def encode(self) -> bytes:
-        value: dict = {"autoCommit": self.auto_commit}
+        value: dict[str, Any] = {"autoCommit": self.auto_commit}
         if self.consume_result is not None:
             value["consumeResult"] = self.consume_result.value
         value["order"] = self.order
@@ -127,7 +127,7 @@ class ProcessQueueInfo:
     last_pull_timestamp: int = 0
     last_consume_timestamp: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "cachedMsgCount": self.cached_msg_count,
             "cachedMsgMaxOffset": self.cached_msg_max_offset,
@@ -155,7 +155,7 @@ class ConsumeStatus:
     consume_failed_tps: float = 0.0
     consume_failed_msgs: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "consumeFailedMsgs": self.consume_failed_msgs,
             "consumeFailedTPS": self.consume_failed_tps,
@@ -185,7 +185,7 @@ class ConsumerRunningInfo:
 
     def encode(self) -> bytes:
         subscriptions = sorted(self.subscription_set, key=lambda s: f"{s.topic}@{s.sub_string}")
-        value: dict = {}
+        value: dict[str, Any] = {}
         if self.jstack is not None:
             value["jstack"] = self.jstack
         value["mqTable"] = {queue_key(queue): info.to_json() for queue, info in sorted(self.mq_table.items())}

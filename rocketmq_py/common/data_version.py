@@ -5,6 +5,8 @@ numbers are.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import time
 from dataclasses import dataclass, field
 
@@ -28,7 +30,7 @@ class DataVersion:
         self.timestamp = other.timestamp
         self.counter = other.counter
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"counter": self.counter, "timestamp": self.timestamp}
 
     @classmethod

@@ -11,6 +11,8 @@ message rather than as a silent lack of messages.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import re
 import time
 from dataclasses import dataclass, field
@@ -66,7 +68,7 @@ class SubscriptionData:
             return True
         return tags is not None and tags in self.tags_set
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "classFilterMode": self.class_filter_mode,
             "codeSet": list(self.code_set),
@@ -78,7 +80,7 @@ class SubscriptionData:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "SubscriptionData":
+    def from_json(cls, data: dict[str, Any]) -> "SubscriptionData":
         return cls(
             topic=data.get("topic", ""),
             sub_string=data.get("subString") or SUB_ALL,

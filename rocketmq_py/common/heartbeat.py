@@ -5,6 +5,8 @@ id is ``clientID`` (from ``getClientID``).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 from rocketmq_py import codec
@@ -15,9 +17,9 @@ class HeartbeatData:
     client_id: str
     producer_groups: list[str] = field(default_factory=list)
     #: ConsumerData objects, already in their JSON form (consumers build them).
-    consumer_data: list[dict] = field(default_factory=list)
+    consumer_data: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "clientID": self.client_id,
             "consumerDataSet": self.consumer_data,

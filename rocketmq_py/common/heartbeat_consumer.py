@@ -2,6 +2,8 @@
 MessageModel and common/consumer/ConsumeFromWhere); enums travel by name."""
 from __future__ import annotations
 
+from typing import Any
+
 import enum
 from dataclasses import dataclass, field
 
@@ -36,7 +38,7 @@ class ConsumerData:
     subscription_data_set: list[SubscriptionData] = field(default_factory=list)
     unit_mode: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "consumeFromWhere": self.consume_from_where.value,
             "consumeType": self.consume_type.value,
@@ -47,7 +49,7 @@ class ConsumerData:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "ConsumerData":
+    def from_json(cls, data: dict[str, Any]) -> "ConsumerData":
         return cls(
             data.get("groupName", ""),
             ConsumeType(data.get("consumeType", ConsumeType.CONSUME_PASSIVELY.value)),

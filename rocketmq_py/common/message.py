@@ -5,7 +5,7 @@ Ports Java's ``common/message/Message.java``, ``MessageExt.java`` and
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 
 class MessageConst:
@@ -57,6 +57,8 @@ class Message:
 
     __slots__ = ("topic", "body", "flag", "properties", "transaction_id")
 
+    transaction_id: str | None
+
     def __init__(
         self,
         topic: str,
@@ -75,7 +77,7 @@ class Message:
         if tags:
             self.properties[MessageConst.TAGS] = tags
         if keys:
-            self.keys = keys  # type: ignore[assignment]
+            self.keys = keys
         self.properties[MessageConst.WAIT_STORE_MSG_OK] = "true" if wait_store_msg_ok else "false"
 
     @property
@@ -150,13 +152,13 @@ class MessageExt(Message):
         self.body_crc = 0
         self.reconsume_times = 0
         self.prepared_transaction_offset = 0
-        self.broker_name = None
+        self.broker_name: str | None = None
 
     @property
     def msg_id(self) -> str:
         return self.properties.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX) or self.offset_msg_id
 
-    def fields(self) -> dict:
+    def fields(self) -> dict[str, Any]:
         """Every stored field as a plain dict (handy for comparing and for logs)."""
         names = ("topic", "body", "flag", "properties") + MessageExt.__slots__
         return {name: getattr(self, name) for name in names}

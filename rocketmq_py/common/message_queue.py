@@ -1,6 +1,8 @@
 """A message queue: topic, broker name and queue id (Java's common/message/MessageQueue)."""
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 
@@ -10,11 +12,11 @@ class MessageQueue:
     broker_name: str
     queue_id: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"brokerName": self.broker_name, "queueId": self.queue_id, "topic": self.topic}
 
     @classmethod
-    def from_json(cls, data: dict) -> "MessageQueue":
+    def from_json(cls, data: dict[str, Any]) -> "MessageQueue":
         return cls(data.get("topic", ""), data.get("brokerName", ""), int(data.get("queueId", 0)))
 
     def __str__(self) -> str:

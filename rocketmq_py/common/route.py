@@ -8,6 +8,8 @@ info, and with quoted keys for a 4.9.4+ requester; both are read here.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 from rocketmq_py import codec
@@ -37,7 +39,7 @@ class PermName:
             "X" if perm & PermName.INHERIT else "-")
 
 
-def _id_keyed(table: dict | None) -> dict[int, str]:
+def _id_keyed(table: dict[str, Any] | None) -> dict[int, str]:
     return {int(key): value for key, value in (table or {}).items()}
 
 
@@ -52,10 +54,10 @@ class BrokerData:
         return self.broker_addrs.get(MASTER_ID)
 
     @classmethod
-    def from_json(cls, data: dict) -> "BrokerData":
+    def from_json(cls, data: dict[str, Any]) -> "BrokerData":
         return cls(data.get("cluster", ""), data.get("brokerName", ""), _id_keyed(data.get("brokerAddrs")))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"brokerAddrs": dict(sorted(self.broker_addrs.items())), "brokerName": self.broker_name,
                 "cluster": self.cluster}
 
@@ -69,12 +71,12 @@ class QueueData:
     topic_sys_flag: int = 0
 
     @classmethod
-    def from_json(cls, data: dict) -> "QueueData":
+    def from_json(cls, data: dict[str, Any]) -> "QueueData":
         return cls(data.get("brokerName", ""), int(data.get("readQueueNums", 0)),
                    int(data.get("writeQueueNums", 0)), int(data.get("perm", 0)),
                    int(data.get("topicSysFlag", data.get("topicSynFlag", 0))))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"brokerName": self.broker_name, "perm": self.perm, "readQueueNums": self.read_queue_nums,
                 "topicSysFlag": self.topic_sys_flag, "writeQueueNums": self.write_queue_nums}
 
@@ -100,7 +102,7 @@ class TopicRouteData:
 
     def encode(self, standard_json: bool = True) -> bytes:
         """fastjson's form; ``standard_json`` quotes the broker id keys (for 4.9.4+ requesters)."""
-        value: dict = {
+        value: dict[str, Any] = {
             "brokerDatas": [b.to_json() for b in self.broker_datas],
             "filterServerTable": self.filter_server_table,
         }
@@ -146,7 +148,7 @@ class TopicList:
         return cls(set(data.get("topicList") or []), data.get("brokerAddr"))
 
     def encode(self) -> bytes:
-        value: dict = {}
+        value: dict[str, Any] = {}
         if self.broker_addr is not None:
             value["brokerAddr"] = self.broker_addr
         value["topicList"] = sorted(self.topics)

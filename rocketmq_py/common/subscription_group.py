@@ -1,6 +1,8 @@
 """A consumer group's settings on a broker (Java's common/subscription/SubscriptionGroupConfig)."""
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 MASTER_ID = 0
@@ -18,7 +20,7 @@ class SubscriptionGroupConfig:
     which_broker_when_consume_slowly: int = 1
     notify_consumer_ids_changed_enable: bool = True
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "brokerId": self.broker_id,
             "consumeBroadcastEnable": self.consume_broadcast_enable,

@@ -7,6 +7,8 @@ broker registrations. ``TopicConfigSerializeWrapper`` is the
 """
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 from rocketmq_py import codec
@@ -31,7 +33,7 @@ class TopicConfig:
     topic_sys_flag: int = 0
     order: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "order": self.order,
             "perm": self.perm,
@@ -80,7 +82,7 @@ class TopicConfigSerializeWrapper:
     topic_config_table: dict[str, TopicConfig] = field(default_factory=dict)
     data_version: DataVersion = field(default_factory=DataVersion)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "dataVersion": self.data_version.to_json(),
             "topicConfigTable": {name: config.to_json() for name, config in sorted(self.topic_config_table.items())},

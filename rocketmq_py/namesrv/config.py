@@ -52,7 +52,7 @@ class NamesrvConfig:
         return keys
 
 
-def load_namesrv_config(path: str | os.PathLike | None = None, **overrides: object) -> NamesrvConfig:
+def load_namesrv_config(path: str | os.PathLike[str] | None = None, **overrides: object) -> NamesrvConfig:
     """Defaults, then the properties file at ``path``, then ``overrides``; unknown keys are logged, not fatal."""
     config = NamesrvConfig()
     if path is not None:

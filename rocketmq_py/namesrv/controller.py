@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import Any, TYPE_CHECKING
 
 from rocketmq_py.common.metrics_http import MetricsHttpServer
 from rocketmq_py.namesrv.config import NamesrvConfig
@@ -58,7 +58,7 @@ class NamesrvController:
             self.config.bind_address, self.config.listen_port, self.processor.register_into(ProcessorTable()),
             config=server_config, listeners=[_BrokerHousekeeping(self.routes)],
         )
-        self._scan_task: asyncio.Task | None = None
+        self._scan_task: asyncio.Task[Any] | None = None
         self.metrics_server: MetricsHttpServer | None = None
 
     @property

@@ -18,7 +18,7 @@ _log = logging.getLogger(__name__)
 
 
 class KVConfigManager:
-    def __init__(self, path: str | os.PathLike | None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None) -> None:
         self.path = path
         self.config_table: dict[str, dict[str, str]] = {}
 

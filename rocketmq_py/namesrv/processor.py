@@ -142,8 +142,8 @@ class NamesrvProcessor:
         if not request.body:
             wrapper = TopicConfigSerializeWrapper(data_version=DataVersion(0, 0))
         elif request.version >= VERSION_3_0_11:
-            body = RegisterBrokerBody.decode(request.body, header.compressed)
-            wrapper, filter_servers = body.topic_config_wrapper, body.filter_server_list
+            register_body = RegisterBrokerBody.decode(request.body, header.compressed)
+            wrapper, filter_servers = register_body.topic_config_wrapper, register_body.filter_server_list
         else:
             wrapper = TopicConfigSerializeWrapper.decode(request.body)
         if request.version >= VERSION_3_0_11 and filter_servers is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass, field
+from typing import cast
 
 from rocketmq_py import codec
 from rocketmq_py.common.data_version import DataVersion
@@ -76,7 +77,7 @@ class RegisterBrokerBody:
         except (ValueError, UnicodeDecodeError) as error:
             raise CodecError(f"bad compressed register broker body: {error}") from None
         try:
-            filters = [str(s) for s in codec.json_loads(filters_json) or []]  # type: ignore[union-attr]
+            filters = [str(s) for s in cast(list[object], codec.json_loads(filters_json) or [])]
         except (CodecError, ValueError, TypeError):
             filters = []  # Java logs an unreadable filter server list and registers without it
         return cls(TopicConfigSerializeWrapper(table, version), filters)
@@ -96,7 +97,7 @@ class _Reader:
             raise ValueError("the body ends inside a length field")
         (value,) = _INT32.unpack_from(self.data, self.position)
         self.position += 4
-        return value
+        return int(value)
 
     def chunk(self) -> bytes:
         length = self.int32()

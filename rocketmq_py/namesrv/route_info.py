@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 
 from rocketmq_py.common.data_version import DataVersion
 from rocketmq_py.common.route import MASTER_ID, BrokerData, ClusterInfo, PermName, QueueData, TopicList, TopicRouteData
-from rocketmq_py.common.topic_config import TopicConfigSerializeWrapper
+from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
 
 _log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ class RouteInfoManager:
                 result.master_addr = master_addr
         return result
 
-    def _create_and_update_queue_data(self, broker_name: str, config) -> None:
+    def _create_and_update_queue_data(self, broker_name: str, config: TopicConfig) -> None:
         queue_data = QueueData(broker_name, config.read_queue_nums, config.write_queue_nums,
                                config.perm, config.topic_sys_flag)
         queues = self.topic_queue_table.setdefault(config.topic_name, {})

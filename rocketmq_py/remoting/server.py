@@ -264,11 +264,12 @@ class RemotingServer:
         mode = tls.server_mode
         loop = asyncio.get_running_loop()
         if mode is TlsMode.DISABLED:
-            server = await loop.create_server(
+            plain = await loop.create_server(
                 self._new_connection, self.host, self._requested_port,
                 backlog=self.config.server_socket_backlog, reuse_address=True,
             )
-            sockets = list(server.sockets or ())
+            server: asyncio.AbstractServer | _SniffingListener = plain
+            sockets = list(plain.sockets or ())
         else:
             idle_s = self.config.server_channel_max_idle_time_seconds
             listener = _SniffingListener(

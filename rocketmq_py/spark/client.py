@@ -11,7 +11,7 @@ import asyncio
 import collections
 import logging
 import threading
-from typing import Iterator
+from typing import Any, Iterator
 
 from rocketmq_py import codec
 from rocketmq_py.client.api import MQClientAPI
@@ -105,7 +105,7 @@ class Session:
         """Every readable queue of the topics with its master address and [min, max) offsets."""
         return self.run(self._bounds(topics))
 
-    def offsets_for_timestamp(self, bounds: list[QueueBounds], timestamp_ms: int) -> dict:
+    def offsets_for_timestamp(self, bounds: list[QueueBounds], timestamp_ms: int) -> dict[str, Any]:
         """The first offset stored at or after ``timestamp_ms`` in each queue."""
         async def one(queue: QueueBounds) -> int:
             mq = MessageQueue(queue.topic, queue.broker_name, queue.queue_id)
@@ -139,7 +139,7 @@ class Session:
         rest before later windows are handed out, so the order is kept.
         """
         batch, depth = self.settings.pull_batch_size, self.settings.pipeline_depth
-        pending: collections.deque = collections.deque()
+        pending: collections.deque[Any] = collections.deque()
         next_window = part.start
 
         def issue(offset: int, count: int, front: bool = False) -> None:

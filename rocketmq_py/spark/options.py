@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 EARLIEST = -2
 LATEST = -1
@@ -49,15 +49,15 @@ class SourceOptions:
     client: ClientSettings
     topics: tuple[str, ...]
     #: "earliest", "latest", or {topic: {broker: {queueId: offset}}} with -2/-1 for earliest/latest.
-    starting: str | dict = "earliest"
-    ending: str | dict = "latest"
+    starting: str | dict[str, Any] = "earliest"
+    ending: str | dict[str, Any] = "latest"
     starting_timestamp: int | None = None
     max_offsets_per_trigger: int | None = None
     min_partitions: int | None = None
     fail_on_data_loss: bool = True
     group: str = "SPARK_READER"
     sub_expression: str = "*"
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def parse_client(opts: dict[str, str]) -> ClientSettings:
     )
 
 
-def parse_offsets_option(name: str, raw: str | None, default: str, allow_earliest: bool = True) -> str | dict:
+def parse_offsets_option(name: str, raw: str | None, default: str, allow_earliest: bool = True) -> str | dict[str, Any]:
     """``earliest`` / ``latest`` or the JSON ``{"topic": {"broker": {"queueId": offset}}}``."""
     if raw is None or str(raw).strip() == "":
         return default
@@ -145,12 +145,12 @@ def parse_offsets_option(name: str, raw: str | None, default: str, allow_earlies
     return validate_offsets(name, parsed, allow_earliest)
 
 
-def validate_offsets(name: str, parsed: object, allow_earliest: bool = True) -> dict:
+def validate_offsets(name: str, parsed: object, allow_earliest: bool = True) -> dict[str, Any]:
     """Check the nesting and the values; return the dict with string keys and int offsets."""
     shape = 'expected {"topic": {"brokerName": {"queueId": offset}}} with offset >= 0, -2 (earliest) or -1 (latest)'
     if not isinstance(parsed, dict):
         raise InvalidOptionError(f"option {name} must be a JSON object: {shape}")
-    result: dict = {}
+    result: dict[str, Any] = {}
     for topic, brokers in parsed.items():
         if not isinstance(brokers, dict):
             raise InvalidOptionError(f"option {name}: the value of topic {topic!r} must be an object; {shape}")

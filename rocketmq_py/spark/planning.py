@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from rocketmq_py.spark.options import EARLIEST, LATEST
 
@@ -49,20 +49,20 @@ class QueueRange:
         return max(0, self.end - self.start)
 
 
-def flatten(offsets: Mapping) -> dict[QueueKey, int]:
+def flatten(offsets: Mapping[str, Any]) -> dict[QueueKey, int]:
     return {(topic, broker, int(qid)): int(offset)
             for topic, brokers in offsets.items() for broker, queues in brokers.items()
             for qid, offset in queues.items()}
 
 
-def nest(offsets: Mapping[QueueKey, int]) -> dict:
-    result: dict = {}
+def nest(offsets: Mapping[QueueKey, int]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
     for (topic, broker, qid), offset in sorted(offsets.items()):
         result.setdefault(topic, {}).setdefault(broker, {})[str(qid)] = int(offset)
     return result
 
 
-def resolve(spec: str | Mapping, bounds: Iterable[QueueBounds], default: int,
+def resolve(spec: str | Mapping[str, Any], bounds: Iterable[QueueBounds], default: int,
             timestamps: Mapping[QueueKey, int] | None = None) -> dict[QueueKey, int]:
     """Concrete offsets for every queue: ``spec`` is earliest/latest or a (nested) JSON dict.
 
@@ -90,7 +90,7 @@ def resolve(spec: str | Mapping, bounds: Iterable[QueueBounds], default: int,
     return result
 
 
-def unknown_queues(spec: str | Mapping, bounds: Iterable[QueueBounds]) -> list[QueueKey]:
+def unknown_queues(spec: str | Mapping[str, Any], bounds: Iterable[QueueBounds]) -> list[QueueKey]:
     """Queues named in a JSON offsets spec that the route does not have."""
     if not isinstance(spec, Mapping):
         return []

@@ -9,6 +9,8 @@ a task that fails after some sends is retried by Spark and sends them again.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import asyncio
 import threading
 from dataclasses import dataclass
@@ -57,7 +59,7 @@ def check_write_schema(fields: list[tuple[str, str]], options: SinkOptions) -> C
                       options.sharding_key)
 
 
-_PRODUCERS: dict = {}
+_PRODUCERS: dict[str, Any] = {}
 _PRODUCERS_LOCK = threading.Lock()
 
 
@@ -88,7 +90,7 @@ def producer_for(options: SinkOptions) -> _Producer:
         return found
 
 
-def messages_of(batch, plan: ColumnPlan, options: SinkOptions) -> tuple[list[Message], list | None]:
+def messages_of(batch, plan: ColumnPlan, options: SinkOptions) -> tuple[list[Message], list[Any] | None]:
     """The batch's rows as messages, and their sharding keys (None without a sharding key)."""
     columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
     bodies = columns["body"]
@@ -133,13 +135,13 @@ async def _send_all(producer, batches, plan: ColumnPlan, options: SinkOptions) -
     from rocketmq_py.client.producer.selector import SelectMessageQueueByHash
 
     limit = max(1, options.max_in_flight // BATCH_MESSAGES)
-    pending: set[asyncio.Future] = set()
+    pending: set[asyncio.Future[Any]] = set()
     errors: list[BaseException] = []
-    chains: dict = {}
+    chains: dict[str, Any] = {}
     selector = SelectMessageQueueByHash()
     sent = 0
 
-    async def send_after(previous: asyncio.Future | None, run: list[Message], queue) -> None:
+    async def send_after(previous: asyncio.Future[Any] | None, run: list[Message], queue) -> None:
         if previous is not None:
             await asyncio.shield(previous)
         await producer.send(run if len(run) > 1 else run[0], queue)
@@ -157,7 +159,7 @@ async def _send_all(producer, batches, plan: ColumnPlan, options: SinkOptions) -
         if shard is None:
             groups = [(None, messages)]
         else:
-            by_queue: dict = {}
+            by_queue: dict[str, Any] = {}
             for message, key in zip(messages, shard):
                 queues = await producer.fetch_publish_message_queues(message.topic)
                 queue = selector.select(queues, message, "" if key is None else key)

@@ -8,6 +8,8 @@ here holds a connection: the executors open theirs (see :mod:`rocketmq_py.spark.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import logging
 from dataclasses import dataclass
 
@@ -104,7 +106,7 @@ def _read(options: SourceOptions, partition: InputPartition):
     yield from batches(chunks, broker_name=part.broker_name)
 
 
-def _plan(options: SourceOptions, bounds, starts: dict, ends: dict) -> list[InputPartition]:
+def _plan(options: SourceOptions, bounds, starts: dict[str, Any], ends: dict[str, Any]) -> list[InputPartition]:
     starts = planning.check_data_loss(starts, bounds, options.fail_on_data_loss)
     parts = planning.split(planning.ranges(bounds, starts, ends), options.min_partitions)
     return [InputPartition(part) for part in parts]
@@ -119,7 +121,7 @@ def _bounds(options: SourceOptions):
     return bounds
 
 
-def _starts(options: SourceOptions, bounds) -> dict:
+def _starts(options: SourceOptions, bounds) -> dict[str, Any]:
     timestamps = None
     if options.starting_timestamp is not None:
         timestamps = session(options.client).offsets_for_timestamp(bounds, options.starting_timestamp)
@@ -150,9 +152,9 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
-        self._target: dict | None = None
+        self._target: dict[str, Any] | None = None
 
-    def initialOffset(self) -> dict:
+    def initialOffset(self) -> dict[str, Any]:
         bounds = _bounds(self.options)
         return planning.nest(_starts(self.options, bounds))
 
@@ -165,7 +167,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         bounds = session(self.options.client).bounds(self.options.topics)
         self._target = {q.key: q.max_offset for q in bounds}
 
-    def latestOffset(self, start=None, limit=None) -> dict:
+    def latestOffset(self, start=None, limit=None) -> dict[str, Any]:
         bounds = session(self.options.client).bounds(self.options.topics)
         latest = {q.key: q.max_offset for q in bounds}
         if self._target is not None:
@@ -182,7 +184,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             max_rows = self.options.max_offsets_per_trigger
         return planning.nest(planning.limit(starts, latest, max_rows))
 
-    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         if start == end:
             return []
         bounds = session(self.options.client).bounds(self.options.topics)
@@ -194,7 +196,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: InputPartition):
         return _read(self.options, partition)
 
-    def commit(self, end: dict) -> None:
+    def commit(self, end: dict[str, Any]) -> None:
         """Spark's checkpoint holds the offsets; nothing is committed to the broker."""
 
 

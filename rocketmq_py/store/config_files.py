@@ -13,6 +13,8 @@ keys unquoted) with the tmp/bak method, and read back with a fallback to the
 """
 from __future__ import annotations
 
+from typing import Any
+
 import logging
 import threading
 from pathlib import Path
@@ -39,10 +41,10 @@ class ConfigFile:
         self.path = Path(config_dir) / self.file_name
         self._lock = threading.Lock()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def from_json(self, data: dict) -> None:
+    def from_json(self, data: dict[str, Any]) -> None:
         raise NotImplementedError
 
     def encode(self, pretty: bool = False) -> str:
@@ -90,10 +92,10 @@ class TopicConfigTable(ConfigFile):
         self.table: dict[str, TopicConfig] = {}
         self.data_version = DataVersion()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return TopicConfigSerializeWrapper(dict(self.table), self.data_version).to_json()
 
-    def from_json(self, data: dict) -> None:
+    def from_json(self, data: dict[str, Any]) -> None:
         wrapper = TopicConfigSerializeWrapper.from_json(data)
         self.table = wrapper.topic_config_table
         self.data_version = wrapper.data_version
@@ -114,10 +116,10 @@ class ConsumerOffsetTable(ConfigFile):
         """The committed offset, or -1 when the group never committed one for this queue."""
         return self.offset_table.get(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {}).get(queue_id, -1)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"offsetTable": {key: dict(sorted(queues.items())) for key, queues in sorted(self.offset_table.items())}}
 
-    def from_json(self, data: dict) -> None:
+    def from_json(self, data: dict[str, Any]) -> None:
         table = {}
         for key, queues in (data.get("offsetTable") or {}).items():
             table[str(key)] = {int(queue_id): int(offset) for queue_id, offset in (queues or {}).items()}
@@ -132,13 +134,13 @@ class SubscriptionGroupTable(ConfigFile):
         self.table: dict[str, SubscriptionGroupConfig] = {}
         self.data_version = DataVersion()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "dataVersion": self.data_version.to_json(),
             "subscriptionGroupTable": {name: group.to_json() for name, group in sorted(self.table.items())},
         }
 
-    def from_json(self, data: dict) -> None:
+    def from_json(self, data: dict[str, Any]) -> None:
         self.table = {str(name): SubscriptionGroupConfig.from_json(group)
                       for name, group in (data.get("subscriptionGroupTable") or {}).items()}
         version = data.get("dataVersion")
@@ -153,8 +155,8 @@ class DelayOffsetTable(ConfigFile):
         #: delay level -> the next offset to deliver in queue (level - 1) of SCHEDULE_TOPIC_XXXX
         self.offset_table: dict[int, int] = {}
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"offsetTable": dict(sorted(self.offset_table.items()))}
 
-    def from_json(self, data: dict) -> None:
+    def from_json(self, data: dict[str, Any]) -> None:
         self.offset_table = {int(level): int(offset) for level, offset in (data.get("offsetTable") or {}).items()}

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import threading
 import time
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.config import MessageStoreConfig
@@ -113,7 +113,7 @@ class _Waiter:
 
     __slots__ = ("next_offset", "loop", "future")
 
-    def __init__(self, next_offset: int, loop: asyncio.AbstractEventLoop, future: asyncio.Future) -> None:
+    def __init__(self, next_offset: int, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]) -> None:
         self.next_offset = next_offset
         self.loop = loop
         self.future = future
@@ -135,7 +135,7 @@ class GroupCommitService(ServiceThread):
         self._requests: list[_Waiter] = []
         self._lock = threading.Lock()
 
-    def put_request(self, next_offset: int) -> asyncio.Future:
+    def put_request(self, next_offset: int) -> asyncio.Future[Any]:
         """A future, on the running loop, completed with PUT_OK once ``next_offset`` is flushed."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
@@ -192,7 +192,7 @@ class FlushConsumeQueueService(ServiceThread):
     name = "FlushConsumeQueueService"
 
     def __init__(self, config: MessageStoreConfig, checkpoint: StoreCheckpoint,
-                 consume_queues: Callable[[], list], flush_index: Callable[[], None]) -> None:
+                 consume_queues: Callable[[], list[Any]], flush_index: Callable[[], None]) -> None:
         super().__init__()
         self.config = config
         self.checkpoint = checkpoint

@@ -8,9 +8,15 @@ and so on; ``layout.IMPLEMENTATION`` says which one runs.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rocketmq_py._extensions import load
 
-_impl = load("rocketmq_py._store", "rocketmq_py._store_py")
+if TYPE_CHECKING:
+    # Both implementations follow the compiled module's stub (its .pyi): check the callers against it.
+    from rocketmq_py import _store as _impl
+else:
+    _impl = load("rocketmq_py._store", "rocketmq_py._store_py")
 
 IMPLEMENTATION: str = _impl.IMPLEMENTATION
 MESSAGE_MAGIC_CODE: int = _impl.MESSAGE_MAGIC_CODE

@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from rocketmq_py import codec
 from rocketmq_py.common.message import MessageExt
@@ -69,7 +69,7 @@ def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-def _call_listener(listener: ArrivalListener, args: tuple) -> None:
+def _call_listener(listener: ArrivalListener, args: tuple[Any, ...]) -> None:
     try:
         listener(*args)
     except Exception:
@@ -326,7 +326,7 @@ class MessageStore(StoreReads):
         self._notify(dispatched)
         return put
 
-    def _after_append(self, result) -> tuple[PutMessageResult, list]:
+    def _after_append(self, result) -> tuple[PutMessageResult, list[Any]]:
         if result.status == AppendMessageStatus.MESSAGE_SIZE_EXCEEDED:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, result), []
         if result.status != AppendMessageStatus.PUT_OK:
@@ -391,7 +391,7 @@ class MessageStore(StoreReads):
         if self.config.message_index_enable and self.index_service is not None:
             self.index_service.build_index(info)
 
-    def _notify(self, dispatched: list) -> None:
+    def _notify(self, dispatched: list[Any]) -> None:
         if not dispatched or not self.arrival_listeners:
             return
         for listener, loop in self.arrival_listeners:

@@ -10,7 +10,7 @@ the broker's version, so it is this broker's (409, 4.9.8).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Any, TYPE_CHECKING
 
 from rocketmq_py import codec
 from rocketmq_py.broker.clients import ClientChannelInfo
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
-def _json_object(body: bytes | None, what: str) -> dict:
+def _json_object(body: bytes | None, what: str) -> dict[str, Any]:
     data = codec.json_loads(body or b"{}")
     if not isinstance(data, dict):
         raise ValueError(f"the {what} body must be a JSON object")

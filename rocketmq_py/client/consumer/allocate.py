@@ -49,7 +49,8 @@ class AllocateMessageQueueAveragely(AllocateMessageQueueStrategy):
 
     name = "AVG"
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         index = list(cid_all).index(current_cid)
@@ -71,7 +72,8 @@ class AllocateMessageQueueAveragelyByCircle(AllocateMessageQueueStrategy):
 
     name = "AVG_BY_CIRCLE"
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         index = list(cid_all).index(current_cid)
@@ -86,7 +88,8 @@ class AllocateMessageQueueByConfig(AllocateMessageQueueStrategy):
     def __init__(self, message_queues: Iterable[MessageQueue]) -> None:
         self.message_queues = list(message_queues)
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         return list(self.message_queues)
 
 
@@ -98,7 +101,8 @@ class AllocateMessageQueueByMachineRoom(AllocateMessageQueueStrategy):
     def __init__(self, consumer_idcs: Iterable[str]) -> None:
         self.consumer_idcs = set(consumer_idcs)
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         index = list(cid_all).index(current_cid)
@@ -130,7 +134,8 @@ class AllocateMessageQueueConsistentHash(AllocateMessageQueueStrategy):
         self.virtual_node_count = virtual_node_count
         self.hash_function = hash_function or md5_hash
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         ring: dict[int, str] = {}
@@ -162,7 +167,8 @@ class AllocateMachineRoomNearby(AllocateMessageQueueStrategy):
         self.consumer_room = consumer_room
         self.name = f"MACHINE_ROOM_NEARBY-{strategy.name}"
 
-    def allocate(self, consumer_group, current_cid, mq_all, cid_all):
+    def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str]) -> list[MessageQueue]:
         if not self.check(consumer_group, current_cid, mq_all, cid_all):
             return []
         queues_by_room: dict[str, list[MessageQueue]] = {}

@@ -2,7 +2,7 @@
 (shared with the blocking producers, so clients of one client id share one client instance, as in Java)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, ParamSpec, TypeVar
 
 from rocketmq_py.client.consumer.config import LitePullConsumerConfig, PushConsumerConfig
 from rocketmq_py.client.consumer.lite_pull import AsyncLitePullConsumer
@@ -214,6 +214,8 @@ class LitePullConsumer(BlockingFacade):
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 
 async def _make(kind: type, group: str | None, config: Any, rebalance_listener: RebalanceListener | None,
@@ -231,6 +233,6 @@ async def _next_or_none(consumer: AsyncLitePullConsumer) -> MessageExt | None:
         return None
 
 
-async def _call(function: Any, *args: Any) -> Any:
+async def _call(function: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
     """Run a plain method of an asyncio core on its loop (its state belongs to that loop)."""
-    return function(*args)
+    return function(*args, **kwargs)

@@ -22,6 +22,7 @@ from rocketmq_py.errors import InvalidArgumentError, NoNameServerError
 
 DEFAULT_CONSUMER_GROUP = "DEFAULT_CONSUMER"
 _E = TypeVar("_E", bound=enum.Enum)
+_C = TypeVar("_C", bound="ConsumerConfig")
 TIMESTAMP_FORMAT = "%Y%m%d%H%M%S"
 
 
@@ -181,7 +182,7 @@ def _enum(kind: type[_E], value: str, name: str) -> _E:
         raise InvalidArgumentError(f"{name} {value!r} is not one of {choices}") from None
 
 
-def make_config(kind: type, group: str | None, config: ConsumerConfig | None, options: dict[str, Any]) -> Any:
+def make_config(kind: type[_C], group: str | None, config: ConsumerConfig | None, options: dict[str, Any]) -> _C:
     base = dataclasses.replace(config) if config is not None else kind()
     if not isinstance(base, kind):
         raise InvalidArgumentError(f"config must be a {kind.__name__}, got {type(config).__name__}")

@@ -198,6 +198,7 @@ class ConsumeMessageConcurrentlyService:
         pq = request.process_queue
         offset = pq.remove_messages(messages)
         if offset >= 0 and not pq.dropped:
+            assert self.consumer.offset_store is not None
             self.consumer.offset_store.update_offset(request.message_queue, offset, True)
 
     # --- admin and housekeeping -----------------------------------------------------------------
@@ -238,6 +239,7 @@ class ConsumeMessageConcurrentlyService:
     async def clean_expired_messages(self) -> None:
         """Messages in consumption longer than ``consume_timeout`` minutes are sent back (delay level 3)."""
         timeout_ms = self.config.consume_timeout * 60_000
+        assert self.consumer.rebalance is not None
         for queue, pq in list(self.consumer.rebalance.process_queue_table.items()):
             for _ in range(16):
                 message = pq.expired_first(timeout_ms, now_ms())

@@ -77,6 +77,7 @@ class ConsumeMessageOrderlyService:
         if self._executor is not None:
             self._executor.shutdown(wait=False)
         if self.clustering:
+            assert self.consumer.rebalance is not None
             await self.consumer.rebalance.unlock_all(oneway=False)
 
     def busy(self) -> int:
@@ -86,6 +87,7 @@ class ConsumeMessageOrderlyService:
         await asyncio.sleep(INITIAL_LOCK_DELAY_S)
         while not self.stopped:
             try:
+                assert self.consumer.rebalance is not None
                 await self.consumer.rebalance.lock_all()
             except asyncio.CancelledError:
                 raise
@@ -114,7 +116,8 @@ class ConsumeMessageOrderlyService:
     def _try_lock_later_and_reconsume(self, pq: ProcessQueue, queue: MessageQueue, delay_ms: int) -> None:
         async def relock() -> None:
             await asyncio.sleep(delay_ms / 1000.0)
-            locked = not self.stopped and await self.consumer.rebalance.lock(queue)
+            rebalance = self.consumer.rebalance
+            locked = not self.stopped and rebalance is not None and await rebalance.lock(queue)
             self._submit_later(pq, queue, 10 if locked else 3000)
 
         self._spawn(relock())
@@ -210,6 +213,7 @@ class ConsumeMessageOrderlyService:
                     self._submit_later(pq, queue, context.suspend_current_queue_time_millis)
                     keep_going = False
         if commit_offset >= 0 and not pq.dropped:
+            assert self.consumer.offset_store is not None
             self.consumer.offset_store.update_offset(queue, commit_offset, False)
         return keep_going
 

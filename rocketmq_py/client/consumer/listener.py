@@ -16,7 +16,7 @@ import inspect
 import logging
 import sys
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Sequence, Union
+from typing import Any, Callable, Union
 
 from rocketmq_py.common.message import MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
@@ -60,7 +60,7 @@ class MessageListenerConcurrently(abc.ABC):
     """Messages of a queue may be consumed in parallel and out of order."""
 
     @abc.abstractmethod
-    def consume_message(self, messages: Sequence[MessageExt], context: ConsumeConcurrentlyContext) -> Any:
+    def consume_message(self, messages: list[MessageExt], context: ConsumeConcurrentlyContext) -> Any:
         """Return a ConsumeConcurrentlyStatus (``async def`` is allowed too)."""
 
 
@@ -68,11 +68,14 @@ class MessageListenerOrderly(abc.ABC):
     """Messages of a queue are consumed one batch at a time, in queue order."""
 
     @abc.abstractmethod
-    def consume_message(self, messages: Sequence[MessageExt], context: ConsumeOrderlyContext) -> Any:
+    def consume_message(self, messages: list[MessageExt], context: ConsumeOrderlyContext) -> Any:
         """Return a ConsumeOrderlyStatus (``async def`` is allowed too)."""
 
 
-ListenerFunction = Callable[[Sequence[MessageExt], Any], Union[Any, Awaitable[Any]]]
+#: What a listener function looks like. The messages come as a ``list``, so a listener may annotate them as
+#: ``list[MessageExt]`` or ``Sequence[MessageExt]``; the context is a ConsumeConcurrentlyContext or a
+#: ConsumeOrderlyContext. It returns a status, or an awaitable of one (``async def``).
+ListenerFunction = Callable[[list[MessageExt], Any], Any]
 ListenerLike = Union[MessageListenerConcurrently, MessageListenerOrderly, ListenerFunction]
 
 
@@ -86,6 +89,7 @@ class Listener:
 
     @classmethod
     def of(cls, listener: ListenerLike, orderly: bool | None = None) -> "Listener":
+        function: ListenerFunction
         if isinstance(listener, MessageListenerOrderly):
             kind, function = True, listener.consume_message
         elif isinstance(listener, MessageListenerConcurrently):

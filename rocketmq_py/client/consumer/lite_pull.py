@@ -85,18 +85,20 @@ class _LitePullRebalance(RebalanceImpl):
         super().__init__(*args)
         self.consumer = consumer
 
-    async def compute_pull_from_where(self, queue, kind=ReadOffsetType.MEMORY_FIRST_THEN_STORE):
+    async def compute_pull_from_where(self, queue: MessageQueue,
+                                      kind: ReadOffsetType = ReadOffsetType.MEMORY_FIRST_THEN_STORE) -> int:
         return await super().compute_pull_from_where(queue, ReadOffsetType.MEMORY_FIRST_THEN_STORE)
 
-    async def remove_unnecessary_message_queue(self, queue, pq):
+    async def remove_unnecessary_message_queue(self, queue: MessageQueue, pq: ProcessQueue) -> bool:
         await self.offset_store.persist(queue)
         self.offset_store.remove_offset(queue)
         return True
 
-    def dispatch_pull_requests(self, started):
+    def dispatch_pull_requests(self, started: Iterable[tuple[MessageQueue, ProcessQueue, int]]) -> None:
         """The pull tasks start from :meth:`message_queue_changed`."""
 
-    async def message_queue_changed(self, topic, mq_all, mq_divided):
+    async def message_queue_changed(self, topic: str, mq_all: set[MessageQueue],
+                                    mq_divided: set[MessageQueue]) -> None:
         if self.message_model is MessageModel.BROADCASTING:
             self.consumer._update_assigned(topic, mq_all)
         else:

@@ -201,7 +201,7 @@ class ProcessQueue:
     def take_messages(self, batch_size: int) -> list[MessageExt]:
         """Move up to ``batch_size`` messages from the cache to the consuming set, smallest offsets first."""
         self.last_consume_timestamp = now_ms()
-        taken = []
+        taken: list[MessageExt] = []
         cached, consuming = self._cached, self._consuming
         while cached and len(taken) < batch_size:
             offset, message = cached.pop_first()

@@ -46,7 +46,7 @@ class PullStatus(enum.Enum):
     OFFSET_ILLEGAL = "OFFSET_ILLEGAL"
 
 
-_STATUS_BY_CODE = {
+_STATUS_BY_CODE: dict[int, PullStatus] = {
     ResponseCode.SUCCESS: PullStatus.FOUND,
     ResponseCode.PULL_NOT_FOUND: PullStatus.NO_NEW_MSG,
     ResponseCode.PULL_RETRY_IMMEDIATELY: PullStatus.NO_MATCHED_MSG,

@@ -9,6 +9,7 @@ the concurrent or orderly consume service.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from typing import Any, AsyncIterator, Iterable, Sequence
@@ -286,7 +287,7 @@ class AsyncPushConsumer(ConsumerMember):
             old.cancel()
         task = asyncio.get_running_loop().create_task(self._pull_loop(queue, pq, offset), name=f"pull {queue}")
         self._pull_tasks[queue] = task
-        task.add_done_callback(lambda done, q=queue: self._pull_done(q, done))
+        task.add_done_callback(functools.partial(self._pull_done, queue))
 
     def _pull_done(self, queue: MessageQueue, task: asyncio.Task[None]) -> None:
         if self._pull_tasks.get(queue) is task:
@@ -337,6 +338,7 @@ class AsyncPushConsumer(ConsumerMember):
             if subscription is None:
                 await asyncio.sleep(exception_delay_s)
                 continue
+            assert self.offset_store is not None
             commit_offset = self.offset_store.read_offset_from_memory(queue) if clustering else 0
             sub_expression = None
             if config.post_subscription_when_pull and not subscription.class_filter_mode:
@@ -370,6 +372,7 @@ class AsyncPushConsumer(ConsumerMember):
             elif status is PullStatus.NO_NEW_MSG or status is PullStatus.NO_MATCHED_MSG:
                 next_offset = result.next_begin_offset
                 if pq.msg_count == 0:
+                    assert self.offset_store is not None
                     self.offset_store.update_offset(queue, next_offset, True)
             else:
                 _log.warning("%s: the pull offset %d of %s is illegal; it restarts at %d", self.group, next_offset,
@@ -380,7 +383,7 @@ class AsyncPushConsumer(ConsumerMember):
 
     async def _fix_illegal_offset(self, queue: MessageQueue, offset: int) -> None:
         await asyncio.sleep(OFFSET_ILLEGAL_FIX_DELAY_S)
-        assert self.rebalance is not None
+        assert self.rebalance is not None and self.offset_store is not None
         self.offset_store.update_offset(queue, offset, False)
         await self.offset_store.persist(queue)
         await self.rebalance.remove_process_queue(queue)

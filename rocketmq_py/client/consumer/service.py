@@ -95,7 +95,7 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]], what: str) -> None
 
 def _awaiting(task: asyncio.Task[Any]) -> str:
     """Where ``task`` waits: its chain of awaits, outermost first."""
-    places = []
+    places: list[str] = []
     coro: Any = task.get_coro()
     while coro is not None and len(places) < 32:
         frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
@@ -236,7 +236,7 @@ class ConsumerMember:
     def topics(self) -> set[str]:
         return {subscription.topic for subscription in self.subscriptions()}
 
-    def consumer_data(self) -> dict:
+    def consumer_data(self) -> dict[str, Any]:
         return ConsumerData(
             self.group, self.consume_type, self.config.message_model, self.config.consume_from_where,
             self.subscriptions(), self.config.unit_mode,

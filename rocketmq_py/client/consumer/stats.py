@@ -2,6 +2,8 @@
 rates over the last minute, failures over the last hour)."""
 from __future__ import annotations
 
+from typing import Any
+
 import collections
 import time
 from dataclasses import dataclass, field
@@ -17,7 +19,7 @@ class _Series:
     """Per-second buckets ``[second, samples, sum]`` of the last window."""
 
     window_s: float
-    buckets: collections.deque = field(default_factory=collections.deque)
+    buckets: collections.deque[Any] = field(default_factory=collections.deque[Any])
 
     def add(self, value: float, now: float) -> None:
         second = int(now)

@@ -11,7 +11,7 @@ import asyncio
 import concurrent.futures
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Coroutine, Sequence, TypeVar
 
 from rocketmq_py.client.config import ProducerConfig
 from rocketmq_py.client.producer.core import AsyncProducer
@@ -20,6 +20,9 @@ from rocketmq_py.client.producer.selector import SelectorLike
 from rocketmq_py.common.message import Message, MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.remoting.blocking import BackgroundLoop
+
+_T = TypeVar("_T")
+_Self = TypeVar("_Self", bound="Producer")
 
 _shared_lock = threading.Lock()
 _shared_loop: BackgroundLoop | None = None
@@ -51,12 +54,10 @@ OnException = Callable[[BaseException], Any]
 class BlockingFacade:
     """Runs the coroutines of an asyncio client on the shared background loop."""
 
-    _core: Any
-
     def __init__(self) -> None:
         self._loop = shared_loop()
 
-    def _run(self, coro: Any) -> Any:
+    def _run(self, coro: Coroutine[Any, Any, _T]) -> _T:
         return self._loop.run(coro)
 
 
@@ -66,7 +67,7 @@ class Producer(BlockingFacade):
     def __init__(self, producer_group: str | None = None, *, config: ProducerConfig | None = None,
                  **options: Any) -> None:
         super().__init__()
-        self._core = self._make_core(producer_group, config, options)
+        self._core: AsyncProducer = self._make_core(producer_group, config, options)
 
     def _make_core(self, producer_group: str | None, config: ProducerConfig | None,
                    options: dict[str, Any]) -> AsyncProducer:
@@ -99,7 +100,7 @@ class Producer(BlockingFacade):
         :meth:`AsyncProducer.flush`); their callbacks may still be running in the callback threads."""
         self._run(self._core.flush(timeout_ms))
 
-    def __enter__(self) -> "Producer":
+    def __enter__(self: _Self) -> _Self:
         self.start()
         return self
 

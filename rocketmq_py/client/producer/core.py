@@ -13,7 +13,7 @@ import dataclasses
 import enum
 import logging
 import time
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from rocketmq_py import codec
 from rocketmq_py.client.config import ProducerConfig
@@ -50,6 +50,7 @@ from rocketmq_py.errors import (
 )
 
 _log = logging.getLogger(__name__)
+_Self = TypeVar("_Self", bound="AsyncProducer")
 
 UNIQ_KEY = MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 
@@ -177,7 +178,7 @@ class AsyncProducer:
         if not_done:
             raise SendTimeoutError(f"{len(not_done)} async send(s) still in flight after {timeout_ms} ms")
 
-    async def __aenter__(self) -> "AsyncProducer":
+    async def __aenter__(self: _Self) -> _Self:
         await self.start()
         return self
 
@@ -290,7 +291,7 @@ class AsyncProducer:
             work = self._send_to_queue(prepared, queue, CommunicationMode.ASYNC, timeout)
         else:
             work = self._send_default(prepared, CommunicationMode.ASYNC, timeout)
-        task = asyncio.get_running_loop().create_task(work)  # type: ignore[arg-type]
+        task: asyncio.Task[SendResult] = asyncio.get_running_loop().create_task(work)  # type: ignore[arg-type]
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
         return task
@@ -307,11 +308,11 @@ class AsyncProducer:
         timeout = self.config.send_msg_timeout
         message = self._prepare(message)
         if selector is not None:
-            await self._send_select(message, selector, arg, CommunicationMode.ONEWAY, timeout)  # type: ignore
+            await self._send_select(message, selector, arg, CommunicationMode.ONEWAY, timeout)
         elif queue is not None:
-            await self._send_to_queue(message, queue, CommunicationMode.ONEWAY, timeout)  # type: ignore
+            await self._send_to_queue(message, queue, CommunicationMode.ONEWAY, timeout)
         else:
-            await self._send_default(message, CommunicationMode.ONEWAY, timeout)  # type: ignore[arg-type]
+            await self._send_default(message, CommunicationMode.ONEWAY, timeout)
 
     async def send_batch(self, messages: Sequence[Message], queue: MessageQueue | None = None, *,
                          timeout_ms: float | None = None) -> SendResult:

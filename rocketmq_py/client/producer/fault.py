@@ -7,6 +7,8 @@ that skips the broker that failed last.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import random
 import time
 from dataclasses import dataclass
@@ -30,7 +32,7 @@ class FaultItem:
     def is_available(self, now: float | None = None) -> bool:
         return (_now_ms() if now is None else now) >= self.start_timestamp
 
-    def sort_key(self, now: float) -> tuple:
+    def sort_key(self, now: float) -> tuple[Any, ...]:
         return (not self.is_available(now), self.current_latency, self.start_timestamp)
 
 

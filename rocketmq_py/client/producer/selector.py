@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Protocol, Sequence, Union
+from typing import Any, Callable, Protocol, Sequence, Union, cast
 
 from rocketmq_py import codec
 from rocketmq_py.common.message import Message
@@ -47,7 +47,7 @@ class SelectMessageQueueByRandom:
 def as_selector_function(selector: SelectorLike) -> Callable[[Sequence[MessageQueue], Message, Any], MessageQueue]:
     select = getattr(selector, "select", None)
     if callable(select):
-        return select
+        return cast(Callable[[Sequence[MessageQueue], Message, Any], MessageQueue], select)
     if callable(selector):
         return selector
     raise TypeError(f"a selector has a select(queues, message, arg) method or is a function, not {selector!r}")

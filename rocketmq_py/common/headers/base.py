@@ -53,11 +53,13 @@ class CommandHeader:
         return layout
 
     def to_ext_fields(self) -> dict[str, str]:
-        return _writer(type(self))(self)
+        fields: dict[str, str] = _writer(type(self))(self)
+        return fields
 
     @classmethod
     def from_ext_fields(cls: type[_H], fields: Mapping[str, str] | None) -> _H:
-        return _reader(cls)(cls, fields or {})
+        header: _H = _reader(cls)(cls, fields or {})
+        return header
 
 
 def _writer(cls: type[CommandHeader]) -> Any:
@@ -109,7 +111,7 @@ def _reader(cls: type[CommandHeader]) -> Any:
     return reader
 
 
-def _compile(lines: list[str], name: str, namespace: dict) -> Any:
+def _compile(lines: list[str], name: str, namespace: dict[str, Any]) -> Any:
     exec("\n".join(lines), namespace)  # noqa: S102 - source built above from field names only
     return namespace[name]
 
