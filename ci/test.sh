@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The test command: sets up (ci/setup.sh), then runs
+#   0. mypy --strict on the package and examples/typed_client.py ([tool.mypy] in pyproject.toml), and the
+#      API reference (Sphinx autodoc, docs/) built with every warning an error,
 #   1. the hermetic suite against the compiled modules (which must load),
 #   2. the same suite against the pure-Python twins,
 #   3. the manylinux wheel built, checked and installed without a compiler, and the hermetic suite
@@ -24,6 +26,13 @@ run_pytest() {
   fi
   [ "$status" -eq 0 ] || exit "$status"
 }
+
+printf '\n=== %s ===\n' "mypy --strict: the package and examples/typed_client.py"
+.venv/bin/python -m mypy --no-incremental --cache-dir=/dev/null
+printf '\n=== %s ===\n' "the API reference (Sphinx autodoc, warnings are errors)"
+docs_out=$(mktemp -d)
+.venv/bin/python -m sphinx -W --keep-going -q -E -b html docs "$docs_out"
+rm -rf "$docs_out"
 
 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "unit and loopback tests, compiled modules" tests -q -p no:cacheprovider
 ROCKETMQ_PY_NO_EXTENSIONS=1 run_pytest "unit and loopback tests, pure-Python twins" tests -q -p no:cacheprovider
