@@ -127,7 +127,7 @@ def _add_quickstart(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the servers and clients do (INFO)")
     # Only the summary by default: the logs of two servers and two clients would bury it.
-    parser.set_defaults(run=_run_quickstart, default_log_level="WARNING")
+    parser.set_defaults(run=_run_quickstart, default_log_level="ERROR")
 
 
 def _run_quickstart(args: argparse.Namespace) -> int:
@@ -156,7 +156,7 @@ def _log_level(text: str) -> str:
 
 def _add_log_level(parser: argparse.ArgumentParser, default: object) -> None:
     parser.add_argument("--log-level", type=_log_level, default=default,
-                        help="DEBUG, INFO, WARNING or ERROR (default INFO; quickstart: WARNING unless -v)")
+                        help="DEBUG, INFO, WARNING or ERROR (default INFO; quickstart: ERROR unless -v)")
 
 
 def build_parser() -> argparse.ArgumentParser:

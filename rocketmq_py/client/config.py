@@ -59,11 +59,13 @@ class ClientConfig:
         check_option_types(self)
 
     def namesrv_addresses(self) -> list[str]:
+        """The name server addresses (``namesrv_addr`` split at ``;``)."""
         if not self.namesrv_addr:
             return []
         return [addr.strip() for addr in self.namesrv_addr.split(";") if addr.strip()]
 
     def serialize_type_code(self) -> int | None:
+        """The serialize type code for requests, or None to follow ROCKETMQ_SERIALIZE_TYPE."""
         if self.serialize_type is None:
             return None
         name = self.serialize_type.strip().upper()
@@ -83,6 +85,7 @@ class ClientConfig:
         return f"{self.namespace}%{resource}"
 
     def without_namespace(self, resource: str) -> str:
+        """``resource`` without this client's namespace prefix (the inverse of :meth:`with_namespace`)."""
         if not self.namespace:
             return resource
         marker = self.namespace + "%"
@@ -119,6 +122,7 @@ class ProducerConfig(ClientConfig):
     custom_trace_topic: str | None = None
 
     def compression_code(self) -> int:
+        """The codec constant of ``compress_type``; InvalidArgumentError when it is not ZLIB, LZ4 or ZSTD."""
         try:
             return _COMPRESSION_NAMES[self.compress_type.strip().upper()]
         except (KeyError, AttributeError):
@@ -127,6 +131,7 @@ class ProducerConfig(ClientConfig):
             ) from None
 
     def validate(self) -> None:
+        """Check the values together (ranges, pairs); InvalidArgumentError names the first wrong one."""
         if self.send_msg_timeout <= 0:
             raise InvalidArgumentError(f"send_msg_timeout must be positive, got {self.send_msg_timeout}")
         if self.retry_times_when_send_failed < 0 or self.retry_times_when_send_async_failed < 0:

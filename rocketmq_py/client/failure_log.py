@@ -26,11 +26,11 @@ class _Pending:
 class FailureLog:
     """Logs failures per key at most once per ``interval_s``; the lines say how many failures they stand for."""
 
-    def __init__(self, logger: logging.Logger, what: str, interval_s: float = DEFAULT_INTERVAL_S,
+    def __init__(self, logger: logging.Logger, what: str, interval_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.logger = logger
         self.what = what
-        self.interval_s = interval_s
+        self.interval_s = DEFAULT_INTERVAL_S if interval_s is None else interval_s
         self._clock = clock
         self._pending: dict[str, _Pending] = {}
 

@@ -24,11 +24,14 @@ SUB_ALL = "*"
 
 
 class ExpressionType:
+    """The kinds of subscription expression: TAG or SQL92."""
+
     TAG = "TAG"
     SQL92 = "SQL92"
 
     @staticmethod
     def is_tag_type(kind: str | None) -> bool:
+        """Whether ``kind`` is a tag expression (None and empty count as one)."""
         return kind is None or kind == "" or kind == ExpressionType.TAG
 
 
@@ -41,10 +44,12 @@ class MessageSelector:
 
     @classmethod
     def by_tag(cls, expression: str | None = None) -> "MessageSelector":
+        """Select by tag expression (``"*"``, ``"TagA || TagB"``); None means every tag."""
         return cls(ExpressionType.TAG, expression or SUB_ALL)
 
     @classmethod
     def by_sql(cls, expression: str) -> "MessageSelector":
+        """Select by SQL92 expression over message properties (the broker needs enablePropertyFilter)."""
         return cls(ExpressionType.SQL92, expression)
 
 

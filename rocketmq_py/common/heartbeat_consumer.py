@@ -16,11 +16,15 @@ class ConsumeType(str, enum.Enum):
 
 
 class MessageModel(str, enum.Enum):
+    """CLUSTERING: each message goes to one consumer of the group; BROADCASTING: to every consumer."""
+
     BROADCASTING = "BROADCASTING"
     CLUSTERING = "CLUSTERING"
 
 
 class ConsumeFromWhere(str, enum.Enum):
+    """Where a group with no committed offset starts on a queue (Java's ConsumeFromWhere)."""
+
     CONSUME_FROM_LAST_OFFSET = "CONSUME_FROM_LAST_OFFSET"
     CONSUME_FROM_FIRST_OFFSET = "CONSUME_FROM_FIRST_OFFSET"
     CONSUME_FROM_TIMESTAMP = "CONSUME_FROM_TIMESTAMP"

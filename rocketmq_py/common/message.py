@@ -82,6 +82,7 @@ class Message:
 
     @property
     def tags(self) -> str | None:
+        """The TAGS property (what consumers filter on), or None."""
         return self.properties.get(MessageConst.TAGS)
 
     @tags.setter
@@ -90,6 +91,7 @@ class Message:
 
     @property
     def keys(self) -> str | None:
+        """The KEYS property (space-separated keys for lookups), or None."""
         return self.properties.get(MessageConst.KEYS)
 
     @keys.setter
@@ -100,6 +102,7 @@ class Message:
 
     @property
     def delay_time_level(self) -> int:
+        """The delay level (1-18 with the broker's default levels; 0 for none)."""
         return int(self.properties.get(MessageConst.DELAY_TIME_LEVEL, "0"))
 
     @delay_time_level.setter
@@ -108,6 +111,7 @@ class Message:
 
     @property
     def wait_store_msg_ok(self) -> bool:
+        """Whether the broker answers only after the message is stored (WAIT property)."""
         return self.properties.get(MessageConst.WAIT_STORE_MSG_OK) != "false"
 
     def _set(self, name: str, value: str | None) -> None:
@@ -156,6 +160,7 @@ class MessageExt(Message):
 
     @property
     def msg_id(self) -> str:
+        """The client message id (UNIQ_KEY) when there is one, else the offset message id."""
         return self.properties.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX) or self.offset_msg_id
 
     def fields(self) -> dict[str, Any]:

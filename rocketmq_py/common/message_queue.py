@@ -8,15 +8,19 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, order=True)
 class MessageQueue:
+    """One queue of a topic on one broker: (topic, broker name, queue id)."""
+
     topic: str
     broker_name: str
     queue_id: int
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object Java writes for a MessageQueue."""
         return {"brokerName": self.broker_name, "queueId": self.queue_id, "topic": self.topic}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "MessageQueue":
+        """A MessageQueue from Java's JSON object."""
         return cls(data.get("topic", ""), data.get("brokerName", ""), int(data.get("queueId", 0)))
 
     def __str__(self) -> str:

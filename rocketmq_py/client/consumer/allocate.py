@@ -27,10 +27,12 @@ class AllocateMessageQueueStrategy(abc.ABC):
     @abc.abstractmethod
     def allocate(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
                  cid_all: Sequence[str]) -> list[MessageQueue]:
+        """The queues of ``current_cid`` out of ``mq_all``, given every consumer id ``cid_all``."""
         ...
 
     def check(self, consumer_group: str, current_cid: str, mq_all: Sequence[MessageQueue],
               cid_all: Sequence[str]) -> bool:
+        """Whether ``current_cid`` is among ``cid_all`` (InvalidArgumentError on empty input)."""
         if not current_cid:
             raise InvalidArgumentError("currentCID is empty")
         if not mq_all:

@@ -123,6 +123,7 @@ class LitePullConsumer(BlockingFacade):
         self.shutdown()
 
     def __iter__(self) -> Iterator[MessageExt]:
+        """``for message in consumer`` (see :meth:`__next__`)."""
         return self
 
     def __next__(self) -> MessageExt:

@@ -97,6 +97,7 @@ class ConsumerConfig(ClientConfig):
 
     @property
     def retry_topic(self) -> str:
+        """The group's retry topic (``%RETRY%group``)."""
         return topics.retry_topic(self.group)
 
 
@@ -124,6 +125,7 @@ class PushConsumerConfig(ConsumerConfig):
     pull_time_delay_millis_when_exception: int = 3000
 
     def validate(self) -> None:
+        """Check the values together (ranges, pairs); InvalidArgumentError names the first wrong one."""
         super().validate()
         _in_range("consume_thread_min", self.consume_thread_min, 1, 1000)
         _in_range("consume_thread_max", self.consume_thread_max, 1, 1000)
@@ -144,6 +146,7 @@ class PushConsumerConfig(ConsumerConfig):
             raise InvalidArgumentError(f"max_reconsume_times must be -1 (default) or >= 0, got {self.max_reconsume_times}")
 
     def concurrent_max_reconsume_times(self) -> int:
+        """The retries of a concurrent listener's message: 16 when ``max_reconsume_times`` is -1."""
         return 16 if self.max_reconsume_times == -1 else self.max_reconsume_times
 
 
@@ -164,6 +167,7 @@ class LitePullConsumerConfig(ConsumerConfig):
     pull_time_delay_millis_when_exception: int = 1000
 
     def validate(self) -> None:
+        """Check the values together (ranges, pairs); InvalidArgumentError names the first wrong one."""
         super().validate()
         if self.consumer_timeout_millis_when_suspend < self.broker_suspend_max_time_millis:
             raise InvalidArgumentError(

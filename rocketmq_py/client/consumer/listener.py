@@ -26,11 +26,15 @@ _log = logging.getLogger(__name__)
 
 
 class ConsumeConcurrentlyStatus(enum.Enum):
+    """What a concurrent listener returns: consumed, or to be consumed again later (a retry)."""
+
     CONSUME_SUCCESS = "CONSUME_SUCCESS"
     RECONSUME_LATER = "RECONSUME_LATER"
 
 
 class ConsumeOrderlyStatus(enum.Enum):
+    """What an orderly listener returns: consumed, or suspend the queue a moment and retry."""
+
     SUCCESS = "SUCCESS"
     #: Deprecated in Java; only with ``context.auto_commit = False``.
     ROLLBACK = "ROLLBACK"
@@ -41,6 +45,8 @@ class ConsumeOrderlyStatus(enum.Enum):
 
 @dataclass
 class ConsumeConcurrentlyContext:
+    """Passed to a concurrent listener with each batch: its queue, and how a retry is delayed."""
+
     message_queue: MessageQueue
     #: 0: the broker picks the retry delay (3 + reconsume times); -1: straight to the dead-letter queue.
     delay_level_when_next_consume: int = 0
@@ -50,6 +56,8 @@ class ConsumeConcurrentlyContext:
 
 @dataclass
 class ConsumeOrderlyContext:
+    """Passed to an orderly listener with each batch: its queue, and how the queue is suspended."""
+
     message_queue: MessageQueue
     auto_commit: bool = True
     #: -1: the consumer's ``suspend_current_queue_time_millis``.

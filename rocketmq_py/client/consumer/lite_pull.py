@@ -159,6 +159,7 @@ class AsyncLitePullConsumer(ConsumerMember):
         await self._refresh_routes()
 
     def unsubscribe(self, topic: str) -> None:
+        """Stop consuming ``topic`` (its queues are dropped)."""
         topic = self.config.with_namespace(topic)
         self._pending_subscriptions.pop(topic, None)
         if self.rebalance is not None:
@@ -193,6 +194,7 @@ class AsyncLitePullConsumer(ConsumerMember):
             self._start_pull_tasks(queues)
 
     def assignment(self) -> set[MessageQueue]:
+        """The queues this consumer pulls now."""
         return set(self._assigned)
 
     def _update_assigned(self, topic: str, queues: set[MessageQueue]) -> None:
@@ -216,6 +218,7 @@ class AsyncLitePullConsumer(ConsumerMember):
     # --- lifecycle --------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        """Validate the settings, join the client instance and start pulling; a consumer starts once."""
         if self.state is not ServiceState.CREATE_JUST:
             raise ClientStateError(f"the consumer cannot start: it is {self.state.value} (a consumer starts once)")
         self.state = ServiceState.START_FAILED
@@ -246,6 +249,8 @@ class AsyncLitePullConsumer(ConsumerMember):
             self._start_pull_tasks(self._assigned)
 
     async def shutdown(self) -> None:
+        """Stop pulling, commit what was handed out (with ``auto_commit``), persist the offsets and leave the
+        client instance; ``poll()`` and ``async for`` end."""
         if self.state is not ServiceState.RUNNING:
             self.state = ServiceState.SHUTDOWN_ALREADY
             return
@@ -288,6 +293,7 @@ class AsyncLitePullConsumer(ConsumerMember):
         return request.messages
 
     def __aiter__(self) -> "AsyncLitePullConsumer":
+        """``async for message in consumer`` (see :meth:`__anext__`)."""
         return self
 
     async def __anext__(self) -> MessageExt:
@@ -339,18 +345,21 @@ class AsyncLitePullConsumer(ConsumerMember):
                 message.topic = self.config.without_namespace(message.topic)
 
     def pause(self, queues: Iterable[MessageQueue]) -> None:
+        """Stop pulling these queues until :meth:`resume`."""
         for queue in queues:
             state = self._assigned.get(queue)
             if state is not None:
                 state.paused = True
 
     def resume(self, queues: Iterable[MessageQueue]) -> None:
+        """Pull these queues again."""
         for queue in queues:
             state = self._assigned.get(queue)
             if state is not None:
                 state.paused = False
 
     def is_paused(self, queue: MessageQueue) -> bool:
+        """Whether ``queue`` is paused (or not assigned)."""
         state = self._assigned.get(queue)
         return True if state is None else state.paused
 
@@ -378,16 +387,20 @@ class AsyncLitePullConsumer(ConsumerMember):
         self._start_pull_tasks([queue])
 
     async def seek_to_begin(self, queue: MessageQueue) -> None:
+        """Pull ``queue`` from its first offset next."""
         await self.seek(queue, await self.min_offset(queue))
 
     async def seek_to_end(self, queue: MessageQueue) -> None:
+        """Pull ``queue`` from its end next (only new messages)."""
         await self.seek(queue, await self.max_offset(queue))
 
     async def min_offset(self, queue: MessageQueue) -> int:
+        """The smallest offset of ``queue`` on its broker."""
         instance = self.instance_or_fail()
         return await instance.api.get_min_offset(await master_for_queue(instance, queue), queue)
 
     async def max_offset(self, queue: MessageQueue) -> int:
+        """The offset after the last message of ``queue`` on its broker."""
         instance = self.instance_or_fail()
         return await instance.api.get_max_offset(await master_for_queue(instance, queue), queue)
 
@@ -550,11 +563,13 @@ class AsyncLitePullConsumer(ConsumerMember):
     # --- what the client instance asks ------------------------------------------------------------
 
     def subscriptions(self) -> list[SubscriptionData]:
+        """The subscriptions sent in heartbeats."""
         if self.rebalance is None:
             return list(self._pending_subscriptions.values())
         return list(self.rebalance.subscription_inner.values())
 
     def on_route_changed(self, topic: str, route: TopicRouteData) -> None:
+        """Take a new route of ``topic`` (called by the client instance)."""
         if self.rebalance is not None and topic in self.rebalance.subscription_inner:
             self.rebalance.topic_subscribe_info[topic] = subscribe_queues(topic, route)
 
@@ -564,7 +579,9 @@ class AsyncLitePullConsumer(ConsumerMember):
         return False
 
     def queues_to_persist(self) -> set[MessageQueue]:
+        """The queues whose offsets are persisted (those assigned now)."""
         return set(self._assigned)
 
     def running_info_process_queues(self) -> dict[MessageQueue, ProcessQueue]:
+        """The process queues, for GET_CONSUMER_RUNNING_INFO."""
         return {queue: state.process_queue for queue, state in self._assigned.items()}

@@ -130,6 +130,7 @@ class AsyncPushConsumer(ConsumerMember):
 
     @property
     def consume_orderly(self) -> bool:
+        """True when the listener is an orderly one."""
         return self.listener is not None and self.listener.orderly
 
     # --- setup ------------------------------------------------------------------------------------
@@ -145,6 +146,7 @@ class AsyncPushConsumer(ConsumerMember):
             self._spawn(self._after_subscription_change())
 
     def unsubscribe(self, topic: str) -> None:
+        """Stop consuming ``topic``."""
         topic = self.config.with_namespace(topic)
         self._subscriptions.pop(topic, None)
         if self.rebalance is not None:
@@ -193,6 +195,8 @@ class AsyncPushConsumer(ConsumerMember):
     # --- lifecycle --------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        """Validate the settings, join the client instance and start rebalancing and pulling; a consumer
+        starts once."""
         if self.state is not ServiceState.CREATE_JUST:
             raise ClientStateError(f"the consumer cannot start: it is {self.state.value} (a consumer starts once)")
         self.config.validate()
@@ -271,6 +275,7 @@ class AsyncPushConsumer(ConsumerMember):
         self.paused = True
 
     def resume(self) -> None:
+        """Resume pulling after :meth:`suspend`."""
         self.paused = False
         self.rebalance_soon()
 
@@ -402,6 +407,7 @@ class AsyncPushConsumer(ConsumerMember):
                 message.topic = self.config.without_namespace(message.topic)
 
     async def call_listener(self, listener: Listener, messages: list[MessageExt], context: Any) -> Any:
+        """Call the registered listener with a batch (in a thread when it is a plain function)."""
         if listener.is_async:
             return await listener.function(messages, context)
         return await asyncio.get_running_loop().run_in_executor(None, listener.function, messages, context)
@@ -468,11 +474,13 @@ class AsyncPushConsumer(ConsumerMember):
     # --- what the client instance and the admin tools ask ----------------------------------------
 
     def subscriptions(self) -> list[SubscriptionData]:
+        """The subscriptions sent in heartbeats (the retry topic's included)."""
         if self.rebalance is None:
             return list(self._subscriptions.values())
         return list(self.rebalance.subscription_inner.values())
 
     def on_route_changed(self, topic: str, route: TopicRouteData) -> None:
+        """Take a new route of ``topic`` (called by the client instance)."""
         if self.rebalance is not None and topic in self.rebalance.subscription_inner:
             self.rebalance.topic_subscribe_info[topic] = self.subscribe_queues(topic, route)
 
@@ -482,9 +490,11 @@ class AsyncPushConsumer(ConsumerMember):
         return False
 
     def queues_to_persist(self) -> set[MessageQueue]:
+        """The queues whose offsets are persisted (those held now)."""
         return set(self.rebalance.process_queue_table) if self.rebalance is not None else set()
 
     def running_info_process_queues(self) -> dict[MessageQueue, ProcessQueue]:
+        """The process queues, for GET_CONSUMER_RUNNING_INFO."""
         return dict(self.rebalance.process_queue_table) if self.rebalance is not None else {}
 
     def running_info_properties(self) -> dict[str, str]:

@@ -150,6 +150,7 @@ class ConsumerMember:
         return RemoteBrokerOffsetStore(instance, self.group)
 
     def instance_or_fail(self) -> "MQClientInstance":
+        """The client instance; ClientStateError when the consumer is not started."""
         if self.instance is None:
             raise ClientStateError("the consumer is not started: call start() first")
         return self.instance
@@ -234,9 +235,11 @@ class ConsumerMember:
     # --- what the client instance asks ------------------------------------------------------------
 
     def topics(self) -> set[str]:
+        """The subscribed topics (asked by the client instance for route updates)."""
         return {subscription.topic for subscription in self.subscriptions()}
 
     def consumer_data(self) -> dict[str, Any]:
+        """This consumer's entry of a heartbeat."""
         return ConsumerData(
             self.group, self.consume_type, self.config.message_model, self.config.consume_from_where,
             self.subscriptions(), self.config.unit_mode,
@@ -314,4 +317,5 @@ class ConsumerMember:
 
     @staticmethod
     def subscribe_queues(topic: str, route: TopicRouteData) -> set[MessageQueue]:
+        """The readable queues of ``topic`` in ``route``."""
         return subscribe_queues(topic, route)

@@ -600,4 +600,5 @@ class AsyncProducer:
     # --- fault strategy (Java's updateFaultItem / selectOneMessageQueue, public for tests) -------
 
     def select_one_message_queue(self, info: TopicPublishInfo, last_broker_name: str | None) -> MessageQueue | None:
+        """The queue the next send to ``info``'s topic goes to (fault avoidance included)."""
         return self.fault_strategy.select(info, last_broker_name)

@@ -9,6 +9,8 @@ from rocketmq_py.common.message_queue import MessageQueue
 
 
 class SendStatus(enum.Enum):
+    """How the broker stored a sent message (SEND_OK unless a flush or a slave timed out)."""
+
     SEND_OK = "SEND_OK"
     FLUSH_DISK_TIMEOUT = "FLUSH_DISK_TIMEOUT"
     FLUSH_SLAVE_TIMEOUT = "FLUSH_SLAVE_TIMEOUT"
@@ -28,6 +30,8 @@ _STATUS_BY_CODE: dict[int, SendStatus] = {
 
 
 class LocalTransactionState(enum.Enum):
+    """The outcome of a local transaction: commit, roll back, or unknown (the broker asks again)."""
+
     COMMIT_MESSAGE = "COMMIT_MESSAGE"
     ROLLBACK_MESSAGE = "ROLLBACK_MESSAGE"
     UNKNOW = "UNKNOW"
@@ -52,9 +56,12 @@ class SendResult:
 
     @property
     def ok(self) -> bool:
+        """True when the status is SEND_OK."""
         return self.send_status is SendStatus.SEND_OK
 
 
 @dataclass
 class TransactionSendResult(SendResult):
+    """The result of a transactional send, with the local transaction's state."""
+
     local_transaction_state: LocalTransactionState = LocalTransactionState.UNKNOW

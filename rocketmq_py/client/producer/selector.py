@@ -10,7 +10,11 @@ from rocketmq_py.common.message_queue import MessageQueue
 
 
 class MessageQueueSelector(Protocol):
-    def select(self, queues: Sequence[MessageQueue], message: Message, arg: Any) -> MessageQueue: ...
+    """Picks the queue of a message (Java's MessageQueueSelector): ordered messages of one key go to one queue."""
+
+    def select(self, queues: Sequence[MessageQueue], message: Message, arg: Any) -> MessageQueue:
+        """The queue of ``queues`` that ``message`` goes to, for ``arg``."""
+        ...
 
 
 #: A selector object, or a plain function ``(queues, message, arg) -> queue``.
@@ -36,11 +40,15 @@ class SelectMessageQueueByHash:
     so a Python and a Java producer put the same key on the same queue."""
 
     def select(self, queues: Sequence[MessageQueue], message: Message, arg: Any) -> MessageQueue:
+        """The queue at Java's ``hashCode(arg) % len(queues)``: the same queue Java picks."""
         return queues[abs(_java_hash(arg)) % len(queues)]
 
 
 class SelectMessageQueueByRandom:
+    """Picks a random queue (Java's SelectMessageQueueByRandom)."""
+
     def select(self, queues: Sequence[MessageQueue], message: Message, arg: Any) -> MessageQueue:
+        """A random queue."""
         return random.choice(list(queues))
 
 

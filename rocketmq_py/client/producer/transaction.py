@@ -37,9 +37,13 @@ _END_TYPES = {
 class TransactionListener(Protocol):
     """Runs the local transaction and answers the broker's check; either method may be a coroutine."""
 
-    def execute_local_transaction(self, message: Message, arg: Any) -> LocalTransactionState: ...
+    def execute_local_transaction(self, message: Message, arg: Any) -> LocalTransactionState:
+        """Run the local transaction of the half message just sent; its state decides commit or rollback."""
+        ...
 
-    def check_local_transaction(self, message: MessageExt) -> LocalTransactionState: ...
+    def check_local_transaction(self, message: MessageExt) -> LocalTransactionState:
+        """The state of the local transaction of ``message``, asked by the broker when it is unresolved."""
+        ...
 
 
 class AsyncTransactionProducer(AsyncProducer):
@@ -105,6 +109,7 @@ class AsyncTransactionProducer(AsyncProducer):
 
     async def end_transaction(self, result: Any, state: LocalTransactionState,
                               local_error: BaseException | None = None) -> None:
+        """Tell the broker the outcome of a half message (commit, rollback or unknown)."""
         instance = self._running_instance()
         _, _, commit_log_offset = codec.decode_offset_msg_id(result.offset_msg_id or result.msg_id)
         broker_name = result.message_queue.broker_name
@@ -180,4 +185,5 @@ class TransactionProducer(Producer):
                                         listener_executor=callback_executor(), **options)
 
     def send_message_in_transaction(self, message: Message, arg: Any = None) -> TransactionSendResult:
+        """Send a half message, run the listener's local transaction, then commit or roll it back."""
         return self._run(self._core.send_message_in_transaction(message, arg))

@@ -1,0 +1,74 @@
+"""Import time of our producer and consumer next to aiokafka's, measured with ``python -X importtime``.
+
+    .venv/bin/pip install aiokafka     # for this measurement only; not a dependency
+    .venv/bin/python benchmarks/imports/import_time.py [--runs 15]
+
+Each run is a fresh interpreter importing one client's producer and consumer classes; the runs of both
+alternate, so a loaded machine slows both alike. The import time of a run is the sum of the cumulative
+times of its top-level imports as ``-X importtime`` reports them (the interpreter's own start-up, the same
+for both, is left out). Prints JSON: the median, min and max milliseconds of each, and the ratio ours / aiokafka.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+STATEMENTS = {
+    "rocketmq_py": "from rocketmq_py import Producer, AsyncProducer, PushConsumer, AsyncPushConsumer, "
+                   "LitePullConsumer, AsyncLitePullConsumer, Message",
+    "aiokafka": "from aiokafka import AIOKafkaProducer, AIOKafkaConsumer",
+}
+
+
+def import_ms(statement: str) -> float:
+    result = subprocess.run([sys.executable, "-X", "importtime", "-c", statement], capture_output=True, text=True,
+                            check=True)
+    total_us = 0
+    baseline = {line for line in _startup_lines()}
+    for line in result.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _self, cumulative, name = line[len("import time:"):].split("|")
+        if name.startswith(" ") and not name.startswith("  ") and name.strip() not in baseline:
+            total_us += int(cumulative)
+    return total_us / 1000.0
+
+
+_STARTUP: list[str] = []
+
+
+def _startup_lines() -> list[str]:
+    """The top-level modules the interpreter imports before any statement (site, encodings, ...)."""
+    if not _STARTUP:
+        result = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, text=True,
+                                check=True)
+        for line in result.stderr.splitlines():
+            if line.startswith("import time:") and "cumulative" not in line:
+                name = line.split("|")[2]
+                if name.startswith(" ") and not name.startswith("  "):
+                    _STARTUP.append(name.strip())
+    return _STARTUP
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15)
+    runs = parser.parse_args().runs
+    samples: dict[str, list[float]] = {name: [] for name in STATEMENTS}
+    for _ in range(runs):
+        for name, statement in STATEMENTS.items():
+            samples[name].append(import_ms(statement))
+    report = {name: {"median_ms": round(statistics.median(values), 1), "min_ms": round(min(values), 1),
+                     "max_ms": round(max(values), 1), "statement": STATEMENTS[name]}
+              for name, values in samples.items()}
+    report["ratio_median_ours_over_aiokafka"] = round(
+        report["rocketmq_py"]["median_ms"] / report["aiokafka"]["median_ms"], 2)  # type: ignore[index]
+    report["python"] = sys.version.split()[0]
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
