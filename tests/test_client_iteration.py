@@ -207,3 +207,26 @@ async def test_push_messages_refuses_a_consumer_with_a_listener_or_already_start
     consumer.register_message_listener(lambda messages, context: None)
     with pytest.raises(ClientStateError, match="has a message listener"):
         consumer.messages()
+
+
+async def test_the_rebalance_listener_hears_queues_revoked_when_a_second_consumer_joins(cluster):
+    await cluster.produce("Rebalanced", 4)
+    first, second = Recorder(), Recorder()
+    one = AsyncLitePullConsumer("rebalanced", namesrv_addr=cluster.namesrv_addr, rebalance_listener=first,
+                                instance_name="one")
+    two = AsyncLitePullConsumer("rebalanced", namesrv_addr=cluster.namesrv_addr, rebalance_listener=second,
+                                instance_name="two")
+    await one.subscribe("Rebalanced")
+    await two.subscribe("Rebalanced")
+    await one.start()
+    try:
+        await wait_until(lambda: len(first.assigned) == 4)
+        await two.start()
+        try:
+            await wait_until(lambda: len(first.revoked) == 2 and len(second.assigned) == 2)
+            assert first.revoked == second.assigned
+            assert one.assignment() | two.assignment() == first.assigned
+        finally:
+            await two.shutdown()
+    finally:
+        await one.shutdown()
