@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from rocketmq_py import codec
 from rocketmq_py.client.api import MQClientAPI
 from rocketmq_py.client.config import DEFAULT_INSTANCE_NAME, ClientConfig
+from rocketmq_py.client.failure_log import FailureLog
 from rocketmq_py.client.net import local_address
 from rocketmq_py.client.reply import ReplyFutures
 from rocketmq_py.common.acl import SessionCredentials
@@ -107,6 +108,8 @@ class MQClientInstance:
         self._tasks: list[asyncio.Task[None]] = []
         self._started = False
         self.is_shut_down = False
+        #: Repeated route update and heartbeat failures, logged once per target and interval with a count.
+        self._failures = FailureLog(_log, "client")
         # The consumer requests (rebalance notices, running info, offset resets) are registered by the
         # first consumer that joins (client.consumer.service): this layer does not import the consumers.
         self.processors.register(RequestCode.CHECK_TRANSACTION_STATE, self._on_check_transaction_state)
@@ -179,6 +182,7 @@ class MQClientInstance:
         if self.is_shut_down:
             return
         self.is_shut_down = True
+        self._failures.flush()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -246,7 +250,9 @@ class MQClientInstance:
             try:
                 await self.update_topic_route(topic)
             except RocketMQError as error:
-                _log.warning("route update of %s failed: %s", topic, error)
+                self._failures.failed(f"route update of {topic}", error, "trying again at the next poll")
+            else:
+                self._failures.succeeded(f"route update of {topic}")
 
     def find_broker_address_in_publish(self, broker_name: str) -> str | None:
         addrs = self.broker_addrs.get(broker_name)
@@ -278,8 +284,9 @@ class MQClientInstance:
             )
             for addr, result in zip(addresses, results):
                 if isinstance(result, BaseException):
-                    _log.warning("heartbeat to %s failed: %s", addr, result)
+                    self._failures.failed(f"heartbeat to {addr}", result, "trying again at the next heartbeat")
                 else:
+                    self._failures.succeeded(f"heartbeat to {addr}")
                     self.broker_versions[addr] = result
 
     # --- requests from brokers ------------------------------------------------------------------

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from rocketmq_py.client.consumer.allocate import resolve_strategy
+from rocketmq_py.client.failure_log import FailureLog
 from rocketmq_py.client.consumer.brokers import master_for_queue, subscribe_queues
 from rocketmq_py.client.consumer.config import LitePullConsumerConfig, make_config
 from rocketmq_py.client.consumer.offset_store import OFFSET_READ_FAILED, ReadOffsetType
@@ -134,6 +135,8 @@ class AsyncLitePullConsumer(ConsumerMember):
         self._cache_ready = asyncio.Event()
         #: The pull whose messages ``async for`` is handing out one by one.
         self._iterated: _ConsumeRequest | None = None
+        #: Failed pulls, logged once per broker and interval with a count.
+        self._pull_failures = FailureLog(_log, f"pulls of group {self.config.consumer_group} from broker")
         self._next_auto_commit = -1.0
         self.rebalance: _LitePullRebalance | None = None
         self.pull_api: PullAPI | None = None
@@ -265,6 +268,7 @@ class AsyncLitePullConsumer(ConsumerMember):
         if self.config.auto_commit:
             self.commit_all()
         await self.persist_consumer_offset(force=True)
+        self._pull_failures.flush()
         if self.rebalance is not None:
             self.rebalance.destroy()
         await self._unregister()
@@ -532,10 +536,11 @@ class AsyncLitePullConsumer(ConsumerMember):
             except (RocketMQError, OSError) as error:
                 flow = isinstance(error, BrokerResponseError) and error.code == ResponseCode.FLOW_CONTROL
                 if not flow:
-                    _log.warning("pulling %s for %s failed: %s", queue, self.group, error)
+                    self._pull_failures.failed(queue.broker_name, error, f"pulling {queue} again later")
                 await asyncio.sleep(BROKER_FLOW_CONTROL_DELAY_S if flow
                                     else config.pull_time_delay_millis_when_exception / 1000.0)
                 continue
+            self._pull_failures.succeeded(queue.broker_name)
             if pq.dropped or self._assigned.get(queue) is not state:
                 return
             if result.status is PullStatus.FOUND and result.messages and state.seek_offset == -1:

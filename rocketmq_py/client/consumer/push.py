@@ -15,6 +15,7 @@ import time
 from typing import Any, AsyncIterator, Iterable, Sequence
 
 from rocketmq_py.client.consumer.allocate import resolve_strategy
+from rocketmq_py.client.failure_log import FailureLog
 from rocketmq_py.client.consumer.config import PushConsumerConfig, make_config
 from rocketmq_py.client.consumer.consume_concurrently import ConsumeMessageConcurrentlyService
 from rocketmq_py.client.consumer.consume_orderly import ConsumeMessageOrderlyService
@@ -127,6 +128,8 @@ class AsyncPushConsumer(ConsumerMember):
         self._side_tasks: set[asyncio.Task[Any]] = set()
         self._inner_producer: Any = None
         self._stream: BatchStream | None = None
+        #: Failed pulls, logged once per broker and interval with a count.
+        self._pull_failures = FailureLog(_log, f"pulls of group {self.config.consumer_group} from broker")
 
     @property
     def consume_orderly(self) -> bool:
@@ -254,6 +257,7 @@ class AsyncPushConsumer(ConsumerMember):
         for task in list(self._side_tasks):
             task.cancel()
         await self.persist_consumer_offset(force=True)
+        self._pull_failures.flush()
         self.rebalance.destroy()
         if self._inner_producer is not None:
             await self._inner_producer.shutdown()
@@ -359,9 +363,10 @@ class AsyncPushConsumer(ConsumerMember):
             except (RocketMQError, OSError) as error:
                 flow = isinstance(error, BrokerResponseError) and error.code == ResponseCode.FLOW_CONTROL
                 if not queue.topic.startswith("%RETRY%"):
-                    _log.warning("pulling %s for %s failed: %s", queue, self.group, error)
+                    self._pull_failures.failed(queue.broker_name, error, f"pulling {queue} again later")
                 await asyncio.sleep(BROKER_FLOW_CONTROL_DELAY_S if flow else exception_delay_s)
                 continue
+            self._pull_failures.succeeded(queue.broker_name)
             if pq.dropped:
                 return
             status = result.status
