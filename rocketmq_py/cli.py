@@ -31,6 +31,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)-5s [%(name)s] %(message)s"
 def _stop_signals() -> Iterator[asyncio.Event]:
     """An event set by SIGTERM or SIGINT while the block runs."""
     loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
     installed = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
