@@ -83,12 +83,12 @@ class _Tables:
     versions: dict[str, DataVersion] = field(default_factory=dict)
 
 
-def _normalize(path: str | os.PathLike) -> str:
+def _normalize(path: str | os.PathLike[str]) -> str:
     return os.path.normpath(os.path.abspath(path))
 
 
 class PlainPermissionManager:
-    def __init__(self, rocketmq_home: str | os.PathLike, plain_file: str = DEFAULT_PLAIN_ACL_FILE) -> None:
+    def __init__(self, rocketmq_home: str | os.PathLike[str], plain_file: str = DEFAULT_PLAIN_ACL_FILE) -> None:
         if not str(rocketmq_home):
             raise AclError("aclEnable=true needs rocketmqHome (or the ROCKETMQ_HOME environment variable): the ACL "
                            f"file is read from $ROCKETMQ_HOME/{plain_file}")
@@ -262,7 +262,7 @@ class PlainPermissionManager:
         if not data:
             _log.warning("No data found in %s when deleting access config of %s", path, access_key)
             return True
-        accounts = data.get(ACCOUNTS)
+        accounts: Any = data.get(ACCOUNTS)
         for entry in accounts if isinstance(accounts, list) else ():
             if isinstance(entry, dict) and entry.get("accessKey") == access_key:
                 accounts.remove(entry)

@@ -25,7 +25,7 @@ _REFUSAL_LOG_INTERVAL_S = 10.0
 
 
 class PlainAccessValidator:
-    def __init__(self, rocketmq_home: str | os.PathLike, plain_file: str = DEFAULT_PLAIN_ACL_FILE) -> None:
+    def __init__(self, rocketmq_home: str | os.PathLike[str], plain_file: str = DEFAULT_PLAIN_ACL_FILE) -> None:
         self.manager = PlainPermissionManager(rocketmq_home, plain_file)
         self._last_log = 0.0
         self._quiet_refusals = 0

@@ -123,7 +123,7 @@ def as_processor(handler: ProcessorLike, executor: Executor | None = None) -> Re
     return SyncProcessor(handler, executor)  # type: ignore[arg-type]
 
 
-def _error_response(request: RemotingCommand, code: RemotingSysResponseCode, remark: str) -> RemotingCommand:
+def _error_response(request: RemotingCommand, code: int, remark: str) -> RemotingCommand:
     # Java builds its error answers with the node's default serialization, not the request's.
     return commands.create_response(request, code, remark, serialize_type=commands.DEFAULT_SERIALIZE_TYPE)
 
