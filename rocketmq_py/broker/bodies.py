@@ -43,7 +43,7 @@ def topic_stats_table(offsets: Mapping[MessageQueue, tuple[int, int, int]]) -> b
     return _encode({"offsetTable": table})
 
 
-def consume_stats_json(offsets: Mapping[MessageQueue, tuple[int, int, int]], consume_tps: float) -> dict:
+def consume_stats_json(offsets: Mapping[MessageQueue, tuple[int, int, int]], consume_tps: float) -> dict[str, Any]:
     """``offsets``: queue -> (broker offset, consumer offset, last timestamp)."""
     table = {queue_key(queue): {"brokerOffset": broker_offset, "consumerOffset": consumer_offset,
                                 "lastTimestamp": last}
@@ -55,7 +55,7 @@ def consume_stats(offsets: Mapping[MessageQueue, tuple[int, int, int]], consume_
     return _encode(consume_stats_json(offsets, consume_tps))
 
 
-def consume_stats_list(broker_addr: str, groups: list[dict[str, list[dict]]], total_diff: int) -> bytes:
+def consume_stats_list(broker_addr: str, groups: list[dict[str, list[dict[str, Any]]]], total_diff: int) -> bytes:
     """ConsumeStatsList: one ``{group: [ConsumeStats per topic]}`` map per subscription group."""
     return _encode({"brokerAddr": broker_addr, "consumeStatsList": groups, "totalDiff": total_diff})
 
@@ -65,9 +65,9 @@ def broker_stats_data(minute: StatsSnapshot, hour: StatsSnapshot, day: StatsSnap
 
 
 def query_consume_queue(min_index: int, max_index: int, units: list[tuple[int, int, int]] | None,
-                        subscription: dict | None, filter_data: str | None) -> bytes:
+                        subscription: dict[str, Any] | None, filter_data: str | None) -> bytes:
     """QueryConsumeQueueResponseBody; ``units`` are (physic offset, size, tags code), None when not read."""
-    value: dict = {}
+    value: dict[str, Any] = {}
     if filter_data is not None:
         value["filterData"] = filter_data
     value["maxQueueIndex"] = max_index

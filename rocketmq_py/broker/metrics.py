@@ -14,7 +14,7 @@ twins, the put latency histogram ``rocketmq_broker_put_latency_milliseconds`` an
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from rocketmq_py.broker.stats import PUT_LATENCY_BOUNDS_MS, WINDOWS_S
 from rocketmq_py.broker.stats_manager import (
@@ -62,7 +62,7 @@ class BrokerMetrics:
 
     # --- /health ---------------------------------------------------------------------------------
 
-    def health(self) -> tuple[bool, dict]:
+    def health(self) -> tuple[bool, dict[str, Any]]:
         broker = self.broker
         store = broker.store
         writable = store.is_running and not store.disk_full and bool(broker.config.broker_permission & PermName.WRITE)
@@ -133,7 +133,7 @@ class BrokerMetrics:
         yield from self._offsets(GaugeMetricFamily, cluster, name)
         yield from self._runtime(GaugeMetricFamily, HistogramMetricFamily, cluster, name, addr)
 
-    def _offsets(self, gauge, cluster: str, name: str) -> Iterator[object]:
+    def _offsets(self, gauge: Any, cluster: str, name: str) -> Iterator[object]:
         broker = self.broker
         store = broker.store
         topic_offset = gauge("rocketmq_producer_offset", "TopicOffset", labels=TOPIC_LABELS)
@@ -177,7 +177,7 @@ class BrokerMetrics:
                                     ",".join(channel.client_id for channel in channels), group], len(channels))
         yield from (topic_offset, retry_offset, dlq_offset, consumer_offset, diff, retry_diff, dlq_diff, group_count)
 
-    def _runtime(self, gauge, histogram, cluster: str, name: str, addr: str) -> Iterator[object]:
+    def _runtime(self, gauge: Any, histogram: Any, cluster: str, name: str, addr: str) -> Iterator[object]:
         broker = self.broker
         stats = broker.stats
         info = broker.admin_processor.runtime_info()
@@ -189,7 +189,7 @@ class BrokerMetrics:
             family.add_metric(labels, value)
             return family
 
-        rates = {"put_tps": stats.put.tps, "gettransfered_tps": stats.get_transferred.tps,
+        rates: dict[str, Callable[[int], float]] = {"put_tps": stats.put.tps, "gettransfered_tps": stats.get_transferred.tps,
                  "getfound_tps": stats.get_found.tps, "getmiss_tps": stats.get_miss.tps,
                  "gettotal_tps": lambda window: stats.get_found.tps(window) + stats.get_miss.tps(window)}
         for metric, rate in rates.items():

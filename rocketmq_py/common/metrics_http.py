@@ -23,7 +23,7 @@ _REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 400: "Bad Re
 #: ``collect()`` of a prometheus_client custom collector: yields metric families.
 Collect = Callable[[], Iterable[Any]]
 #: Returns (healthy, details) for ``/health``.
-Health = Callable[[], "tuple[bool, dict]"]
+Health = Callable[[], "tuple[bool, dict[str, Any]]"]
 
 
 def _load_prometheus() -> Any:

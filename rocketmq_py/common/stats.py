@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 MINUTE_PERIOD_MS = 10_000
 HOUR_PERIOD_MS = 600_000
@@ -37,7 +37,7 @@ class StatsSnapshot:
     avgpt: float = 0.0
     times: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """Java's BrokerStatsItem (the part of a snapshot that VIEW_BROKER_STATS_DATA sends)."""
         return {"avgpt": self.avgpt, "sum": self.sum, "tps": self.tps}
 

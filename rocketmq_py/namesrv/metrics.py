@@ -5,7 +5,7 @@ topics a name server knows, and how long ago each live broker last registered.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import Any, Iterator, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rocketmq_py.namesrv.controller import NamesrvController
@@ -15,7 +15,7 @@ class NamesrvMetrics:
     def __init__(self, namesrv: NamesrvController) -> None:
         self.namesrv = namesrv
 
-    def health(self) -> tuple[bool, dict]:
+    def health(self) -> tuple[bool, dict[str, Any]]:
         routes = self.namesrv.routes
         return True, {"address": self.namesrv.address, "liveBrokers": len(routes.broker_live_table),
                       "topics": len(routes.topic_queue_table)}
