@@ -82,8 +82,9 @@ else
 fi
 log "downloading the dependencies' wheels"
 "$PYTHON" -m pip download -q --only-binary=:all: --python-version 3.11 --platform manylinux2014_x86_64 \
-  --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 --implementation cp \
-  -d "$CONTEXT/wheels" "$(ls "$CONTEXT"/wheels/rocketmq_py-*.whl)[fast]"
+  --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 --platform linux_x86_64 \
+  --implementation cp \
+  -d "$CONTEXT/wheels" "$(ls "$CONTEXT"/wheels/rocketmq_py-*.whl)[fast,metrics]"
 
 log "docker build $TAG (base $BASE)"
 docker build -q --network host --build-arg BASE="$BASE" -t "$TAG" -t rocketmq-py:latest "$CONTEXT" >/dev/null
