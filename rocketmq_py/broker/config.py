@@ -146,8 +146,7 @@ JAVA_KEYS_WITHOUT_EFFECT = frozenset({
     "clientAsyncSemaphoreValue", "connectTimeoutMillis", "channelNotActiveInterval", "clientChannelMaxIdleTimeSeconds",
     "clientSocketSndBufSize", "clientSocketRcvBufSize", "clientPooledByteBufAllocatorEnable",
     "clientCloseSocketIfTimeout", "useTLS",
-    "haListenPort", "haSendHeartbeatInterval", "haHousekeepingInterval", "haTransferBatchSize", "haMasterAddress",
-    "haSlaveFallbehindMax", "transientStorePoolEnable", "transientStorePoolSize", "fastFailIfNoBufferInStorePool",
+    "haListenPort", "transientStorePoolEnable", "transientStorePoolSize", "fastFailIfNoBufferInStorePool",
     "commitIntervalCommitLog", "commitCommitLogLeastPages", "commitCommitLogThoroughInterval", "useReentrantLockWhenPutMessage",
     "warmMapedFileEnable", "osPageCacheBusyTimeOutMills", "defaultQueryMaxNum", "enableConsumeQueueExt",
     "mappedFileSizeConsumeQueueExt", "bitMapLengthConsumeQueueExt", "enableDLegerCommitLog", "dLegerGroup", "dLegerPeers",
@@ -202,5 +201,3 @@ def settle(broker: BrokerConfig, store: MessageStoreConfig) -> None:
         if not sep or not host or not port.isdigit():
             raise ValueError(f"the name server address {addr!r} is not valid: write it as "
                              f"\"127.0.0.1:9876;192.168.0.1:9876\"")
-    if store.broker_role == SLAVE:
-        _log.warning("brokerRole=SLAVE: this broker refuses writes; HA replication from a master is not implemented")

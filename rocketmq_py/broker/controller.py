@@ -39,6 +39,7 @@ from rocketmq_py.broker.processors.send import SendMessageProcessor
 from rocketmq_py.broker.processors.stats import StatsProcessor
 from rocketmq_py.broker.processors.transaction import EndTransactionProcessor
 from rocketmq_py.broker.rebalance_lock import RebalanceLockManager
+from rocketmq_py.broker.replication import BrokerReplication
 from rocketmq_py.broker.stats import BrokerStats
 from rocketmq_py.broker.topic_manager import TopicConfigManager
 from rocketmq_py.broker.transaction import TransactionalMessageService
@@ -108,6 +109,7 @@ class BrokerController:
         #: The ACL check of every request (Java's initialAcl), when aclEnable=true.
         self.acl = (PlainAccessValidator(self.config.rocketmq_home, self.config.acl_plain_file)
                     if self.config.acl_enable else None)
+        self.replication = BrokerReplication(self)
         server_config = RemotingServerConfig(
             server_channel_max_idle_time_seconds=self.config.server_channel_max_idle_time_seconds,
             server_async_semaphore_value=self.config.server_async_semaphore_value,
@@ -177,8 +179,10 @@ class BrokerController:
                                  self.config.listen_port - 2, error)
                     self.fast_server = None
             self.store.start()
+            await self.replication.start()
             await self._start_metrics()
         except BaseException:
+            await self.replication.shutdown()
             if self.metrics_server is not None:
                 await self.metrics_server.shutdown()
             await self.server.shutdown(0)
@@ -248,6 +252,7 @@ class BrokerController:
         self.offsets.persist()
         self.topics.persist()
         self.groups.persist()
+        await self.replication.shutdown()
         self.store.shutdown()
         await self.outer_api.shutdown()
         _log.info("the broker %s at %s shut down", self.config.broker_name, self.broker_addr)
@@ -280,6 +285,8 @@ class BrokerController:
             config.ha_server_addr, self._wrapper_for_registration(wrapper or self.topics.wrapper()),
             config.register_broker_timeout_mills, config.compressed_register, oneway,
         )
+        if results:
+            self.replication.on_registered(results[0])
         if check_order and results and results[0].kv_table is not None:
             self.topics.update_order_topics(set(results[0].kv_table.table))
 

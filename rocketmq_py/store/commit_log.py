@@ -164,6 +164,38 @@ class CommitLog:
         return AppendMessageResult(AppendMessageStatus.PUT_OK, physical, len(records), msg_id, store_timestamp,
                                    queue_offset, count, offsets)
 
+    def append_data(self, start_offset: int, data: bytes) -> bool:
+        """Append raw CommitLog bytes received from the master at exactly ``start_offset`` (a slave's write).
+
+        False when ``start_offset`` is not where this CommitLog ends or the bytes would cross a file end:
+        the master never sends a frame across files, so either means the two stores disagree.
+        """
+        with self.put_lock:
+            mapped = self.queue.get_last_mapped_file(start_offset)
+            if mapped is None or mapped.file_from_offset + mapped.wrote_position != start_offset:
+                return False
+            if not mapped.append(data):
+                return False
+            mapped.store_timestamp = now_ms()
+            return True
+
+    def read_for_transfer(self, offset: int, max_size: int) -> bytes | None:
+        """Up to ``max_size`` bytes from ``offset`` to the end of what its file holds (a master's HA read).
+
+        The end of a full file includes its blank tail, so a slave's files end up byte-identical.
+        """
+        mapped = self.queue.find_mapped_file_by_offset(offset, offset == 0)
+        if mapped is None:
+            return None
+        position = offset % self.file_size
+        end = min(mapped.wrote_position, position + max_size)
+        if position >= end:
+            return None
+        try:
+            return mapped.mm[position:end]
+        except ValueError:  # the clean service closed the file meanwhile
+            return None
+
     # --- read --------------------------------------------------------------------------------------
 
     def get_message(self, offset: int, size: int) -> bytes | None:

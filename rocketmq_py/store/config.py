@@ -71,6 +71,18 @@ class MessageStoreConfig:
     #: Java reads these two from system properties (rocketmq.broker.diskSpace*Ratio).
     disk_space_warning_level_ratio: float = 0.90
     disk_space_clean_forcibly_ratio: float = 0.85
+    # --- HA (master-slave replication, rocketmq_py.store.ha) -----------------------------------
+    #: How often a slave reports its CommitLog end to the master, and a master sends an empty frame.
+    ha_send_heartbeat_interval: int = 5000
+    #: A slave closes its connection after this long without a frame from the master (and a master
+    #: closes a slave's connection after this long without a report).
+    ha_housekeeping_interval: int = 20_000
+    #: At most this many CommitLog bytes per frame.
+    ha_transfer_batch_size: int = 32 * 1024
+    #: A slave's fixed master HA address (host:port); empty means the one the name server answers.
+    ha_master_address: str = ""
+    #: A SYNC_MASTER answers SLAVE_NOT_AVAILABLE when its slave is more than this many bytes behind.
+    ha_slave_fallbehind_max: int = 256 * 1024 * 1024
 
     def __post_init__(self) -> None:
         self.validate()

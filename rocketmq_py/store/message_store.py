@@ -31,7 +31,7 @@ from rocketmq_py.store import layout
 from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.clean import CleanService, DiskUsage, disk_used_ratio
 from rocketmq_py.store.commit_log import CommitLog, now_ms
-from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, MessageStoreConfig, delay_level_table
+from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, SYNC_MASTER, MessageStoreConfig, delay_level_table
 from rocketmq_py.store.consume_queue import ConsumeQueue
 from rocketmq_py.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
 from rocketmq_py.store.index import IndexService
@@ -98,6 +98,8 @@ class MessageStore(StoreReads):
         self._flush_cq_service: FlushConsumeQueueService | None = None
         self.clean_service: CleanService | None = None
         self.schedule_service: ScheduleMessageService | None = None
+        #: The master's HA service (rocketmq_py.store.ha), set by the broker; SYNC_MASTER puts wait on it.
+        self.ha_service = None
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -347,12 +349,20 @@ class MessageStore(StoreReads):
         A flush not done within ``syncFlushTimeout`` gives FLUSH_DISK_TIMEOUT (the message is stored).
         """
         result = self.append_message(msg)
-        return await self._wait_for_flush(result, msg.wait_store_msg_ok)
+        result = await self._wait_for_flush(result, msg.wait_store_msg_ok)
+        return await self._wait_for_replica(result, msg.wait_store_msg_ok)
 
     async def put_messages(self, batch: StoreMessageBatch) -> PutMessageResult:
         """Store every message of a SEND_BATCH_MESSAGE body, with consecutive queue offsets."""
         result = self.append_messages(batch)
-        return await self._wait_for_flush(result, batch.wait_store_msg_ok)
+        result = await self._wait_for_flush(result, batch.wait_store_msg_ok)
+        return await self._wait_for_replica(result, batch.wait_store_msg_ok)
+
+    async def _wait_for_replica(self, result: PutMessageResult, wait: bool) -> PutMessageResult:
+        """SYNC_MASTER: the put is answered once a slave has it (Java's handleHA / submitReplicaRequest)."""
+        if self.ha_service is None or self.config.broker_role != SYNC_MASTER or not wait:
+            return result
+        return await self.ha_service.wait_for_replica(result)
 
     async def _wait_for_flush(self, result: PutMessageResult, wait: bool) -> PutMessageResult:
         service = self._flush_service
@@ -390,6 +400,31 @@ class MessageStore(StoreReads):
                            info.physical_offset)
         if self.config.message_index_enable and self.index_service is not None:
             self.index_service.build_index(info)
+
+    def dispatch_from(self, offset: int) -> int:
+        """Dispatch the complete records from ``offset`` on (a slave's reput after bytes from the master).
+
+        Returns where dispatching stopped: the end of the data, or the start of a record not complete yet.
+        """
+        dispatched = []
+        with self._write_lock:
+            end = self.commit_log.max_offset
+            while offset < end:
+                info = self.commit_log.check_at(offset)
+                if info is None:
+                    break
+                if info.size > 0:
+                    self._dispatch(info)
+                    if info.sys_flag & TRANSACTION_TYPE_MASK in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE):
+                        self.commit_log.topic_queue_table[(info.topic, info.queue_id)] = info.queue_offset + 1
+                    dispatched.append(info)
+                    offset += info.size
+                elif info.size == layout.RECORD_BLANK:
+                    offset = self.commit_log.roll_next_file(offset)
+                else:
+                    break
+        self._notify(dispatched)
+        return offset
 
     def _notify(self, dispatched: list[Any]) -> None:
         if not dispatched or not self.arrival_listeners:

@@ -219,6 +219,7 @@ class AdminBrokerProcessor:
             "remainHowManyDataToFlush": _human_bytes(store.commit_log.queue.remain_to_flush()),
             "suspendedPullRequests": str(broker.hold_service.suspended),
         })
+        info.update(broker.replication.runtime_info())
         if root.exists():
             usage = shutil.disk_usage(root)
             info["commitLogDirCapacity"] = f"Total : {_human_bytes(usage.total)}, Free : {_human_bytes(usage.free)}."

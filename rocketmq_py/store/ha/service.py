@@ -1,0 +1,135 @@
+"""The master's side of replication (Java's store/ha/HAService with its AcceptSocketService and
+GroupTransferService).
+
+Listens on ``haListenPort`` for slaves; each gets an :class:`HAConnection`. ``push2slave_max_offset``
+is the highest CommitLog end any slave acknowledged; a SYNC_MASTER put waits until it covers the
+put (FLUSH_SLAVE_TIMEOUT after ``syncFlushTimeout``), or is answered SLAVE_NOT_AVAILABLE at once
+when no slave is connected or the slaves lag more than ``haSlaveFallbehindMax``.
+"""
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import time
+
+from rocketmq_py.store.ha.connection import HAConnection
+from rocketmq_py.store.results import PutMessageResult, PutMessageStatus
+
+_log = logging.getLogger(__name__)
+
+_WAITING_STATUSES = (PutMessageStatus.PUT_OK, PutMessageStatus.FLUSH_DISK_TIMEOUT)
+#: A repeated timeout is logged at most once per this many seconds, with how many were not logged.
+LOG_EVERY_S = 10.0
+
+
+class HAService:
+    def __init__(self, store, host: str, port: int) -> None:
+        self.store = store
+        self.config = store.config
+        self.host = host
+        self.port = port
+        self.connections: set[HAConnection] = set()
+        self.push2slave_max_offset = 0
+        self._waiters: list[tuple[int, int, asyncio.Future]] = []
+        self._sequence = itertools.count()
+        self._server: asyncio.AbstractServer | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._last_timeout_log = 0.0
+        self._timeouts_not_logged = 0
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._accept, self.host, self.port, reuse_address=True)
+        self.store.add_arrival_listener(self._on_message_arrived)
+        _log.info("HA service listening for slaves on %s:%d", self.host, self.port)
+
+    async def shutdown(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for _, _, future in self._waiters:
+            if not future.done():
+                future.cancel()
+        self._waiters.clear()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connection = HAConnection(self, reader, writer)
+        _log.info("slave %s connected to the HA service", connection.remote_address)
+        self.connections.add(connection)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await connection.run()
+        finally:
+            self.connections.discard(connection)
+            if task is not None:
+                self._tasks.discard(task)
+
+    def _on_message_arrived(self, *_args: object) -> None:
+        for connection in self.connections:
+            connection.data_arrived.set()
+
+    # --- acknowledgments ------------------------------------------------------------------------
+
+    def notify_transfer_some(self, offset: int) -> None:
+        """A slave acknowledged the CommitLog up to ``offset``: release the puts it covers."""
+        if offset <= self.push2slave_max_offset:
+            return
+        self.push2slave_max_offset = offset
+        while self._waiters and self._waiters[0][0] <= offset:
+            _, _, future = heapq.heappop(self._waiters)
+            if not future.done():
+                future.set_result(True)
+
+    @property
+    def connection_count(self) -> int:
+        return len(self.connections)
+
+    def is_slave_ok(self, master_put_where: int) -> bool:
+        return (self.connection_count > 0
+                and master_put_where - self.push2slave_max_offset < self.config.ha_slave_fallbehind_max)
+
+    def slave_fall_behind(self) -> int:
+        """How many CommitLog bytes the slaves still miss (Java's slaveFallBehindMuch)."""
+        return self.store.commit_log.max_offset - self.push2slave_max_offset
+
+    async def wait_for_replica(self, result: PutMessageResult) -> PutMessageResult:
+        """Answer a SYNC_MASTER put once a slave acknowledged it (the put is stored either way)."""
+        append = result.append_result
+        if result.status not in _WAITING_STATUSES or append is None:
+            return result
+        end = append.wrote_offset + append.wrote_bytes
+        if not self.is_slave_ok(end):
+            result.status = PutMessageStatus.SLAVE_NOT_AVAILABLE
+            return result
+        if self.push2slave_max_offset >= end:
+            return result
+        future = asyncio.get_running_loop().create_future()
+        entry = (end, next(self._sequence), future)
+        heapq.heappush(self._waiters, entry)
+        try:
+            await asyncio.wait_for(future, self.config.sync_flush_timeout / 1000)
+        except asyncio.TimeoutError:
+            self._log_timeout(end)
+            result.status = PutMessageStatus.FLUSH_SLAVE_TIMEOUT
+            try:
+                self._waiters.remove(entry)
+                heapq.heapify(self._waiters)
+            except ValueError:
+                pass
+        return result
+
+    def _log_timeout(self, end: int) -> None:
+        now = time.monotonic()
+        if now - self._last_timeout_log < LOG_EVERY_S:
+            self._timeouts_not_logged += 1
+            return
+        _log.warning("no slave acknowledged offset %d within syncFlushTimeout %d ms (%d more such puts since the "
+                     "last report)", end, self.config.sync_flush_timeout, self._timeouts_not_logged)
+        self._last_timeout_log = now
+        self._timeouts_not_logged = 0

@@ -1,0 +1,119 @@
+"""Issue 12 in process: our master and our slave on loopback, on Java's HA wire. The slave's CommitLog is
+byte-identical to the master's, it serves reads from its own ConsumeQueues, it refuses writes, SYNC_MASTER
+answers as Java does with and without a slave, and a stream that does not continue the slave's CommitLog
+closes the connection."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from conftest_ha import COMMIT_LOG_FILE_SIZE, HAPair, commit_log_bytes
+
+from rocketmq_py import codec
+from rocketmq_py.common.codes import RequestCode, ResponseCode
+from rocketmq_py.common.headers.pull import FLAG_SUBSCRIPTION
+from rocketmq_py.store.ha.frames import REPORT, encode_transfer_header
+
+
+async def test_slave_copies_the_commit_log_byte_for_byte_and_serves_pulls(tmp_path):
+    async with HAPair(tmp_path) as pair:
+        slave = await pair.start_slave({"slave_read_enable": True})
+        body = b"x" * 1000
+        for index in range(600):  # ~ 0.7 MB: the CommitLog rolls over several 256 KB files
+            response = await pair.send("HaTopic", body + str(index).encode(), queue_id=index % 2)
+            assert response.code == ResponseCode.SUCCESS, response.remark
+        await pair.wait_caught_up()
+        master_end = pair.master.store.commit_log.max_offset
+        assert master_end > 2 * COMMIT_LOG_FILE_SIZE
+        assert commit_log_bytes(slave, 0, master_end) == commit_log_bytes(pair.master, 0, master_end)
+        for queue_id in (0, 1):
+            assert slave.store.get_max_offset_in_queue("HaTopic", queue_id) == 300
+        await until(lambda: slave.topics.select("HaTopic") is not None)  # SlaveSynchronize copied the topic
+        fields = {"consumerGroup": "ha_cg", "topic": "HaTopic", "queueId": "1", "queueOffset": "0",
+                  "maxMsgNums": "32", "sysFlag": str(FLAG_SUBSCRIPTION), "commitOffset": "0",
+                  "suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0", "expressionType": "TAG"}
+        response = await pair.client.invoke(slave.broker_addr, codec_request(RequestCode.PULL_MESSAGE, fields), 5000)
+        assert response.code == ResponseCode.SUCCESS, response.remark
+        got = codec.decode_store_records(response.body)
+        assert [m.body for m in got[:2]] == [body + b"1", body + b"3"]
+        refused = await pair.send("HaTopic", b"to the slave", addr=slave.broker_addr)
+        assert refused.code == ResponseCode.SERVICE_NOT_AVAILABLE
+
+
+async def test_a_late_slave_starts_from_the_masters_last_file_and_follows(tmp_path):
+    async with HAPair(tmp_path) as pair:
+        for index in range(400):
+            await pair.send("HaLate", b"y" * 1000)
+        slave = await pair.start_slave()
+        for index in range(100):
+            await pair.send("HaLate", b"z" * 1000)
+        await pair.wait_caught_up()
+        end = pair.master.store.commit_log.max_offset
+        first = slave.store.commit_log.min_offset
+        assert first > 0 and first % COMMIT_LOG_FILE_SIZE == 0
+        assert commit_log_bytes(slave, first, end) == commit_log_bytes(pair.master, first, end)
+        await pair.stop_slave()  # a restarted slave continues from its own end
+        for index in range(200):
+            await pair.send("HaLate", b"w" * 1000)
+        slave = await pair.start_slave()
+        await pair.wait_caught_up()
+        end = pair.master.store.commit_log.max_offset
+        assert commit_log_bytes(slave, first, end) == commit_log_bytes(pair.master, first, end)
+
+
+async def test_sync_master_answers_like_java_with_and_without_a_slave(tmp_path):
+    async with HAPair(tmp_path, master_role="SYNC_MASTER", sync_flush_timeout=1500) as pair:
+        response = await pair.send("HaSync", b"no slave yet")
+        assert response.code == ResponseCode.SLAVE_NOT_AVAILABLE
+        slave = await pair.start_slave()
+        deadline = asyncio.get_running_loop().time() + 30
+        while pair.master.store.ha_service.connection_count == 0:
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.05)
+        for index in range(50):
+            response = await pair.send("HaSync", b"acked %d" % index)
+            assert response.code == ResponseCode.SUCCESS, response.remark
+            # acknowledged means the slave has it, now
+            offset = int(response.ext_fields["queueOffset"])
+            assert slave.store.get_max_offset_in_queue("HaSync", int(response.ext_fields["queueId"])) > offset
+        await slave.replication.client.shutdown()  # the slave stops acknowledging but stays connected
+        response = await pair.send("HaSync", b"slave silent")
+        assert response.code == ResponseCode.FLUSH_SLAVE_TIMEOUT
+
+
+async def test_a_frame_at_the_wrong_offset_closes_the_connection(tmp_path):
+    reports: list[int] = []
+    closed = asyncio.Event()
+
+    async def fake_master(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        reports.append(REPORT.unpack(await reader.readexactly(8))[0])
+        writer.write(encode_transfer_header(0, 8) + bytes(8))  # continues the empty slave: appended
+        writer.write(encode_transfer_header(100, 4) + b"oops")  # a gap: the slave ends at 8
+        await writer.drain()
+        while await reader.read(4096):  # the slave's reports, until it closes
+            pass
+        closed.set()
+
+    server = await asyncio.start_server(fake_master, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with HAPair(tmp_path) as pair:
+            slave = await pair.start_slave(ha_master_address=f"127.0.0.1:{port}")
+            await asyncio.wait_for(closed.wait(), 30)
+            assert reports[0] == 0
+            assert slave.store.commit_log.max_offset == 8
+    finally:
+        server.close()
+
+
+async def until(condition, timeout_s: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
+
+
+def codec_request(code: int, fields: dict):
+    from rocketmq_py.remoting import create_request
+
+    return create_request(code, fields)
