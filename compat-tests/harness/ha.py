@@ -1,0 +1,184 @@
+"""Master-slave pairs for the HA tests (issue 12): our broker as a process, the keys that make a broker a
+slave, and the readings the tests compare (CommitLog ends, CommitLog bytes).
+
+    master = JavaBroker(ns, broker_name="ha-a", ...)  or  PyBroker(ns.addr, workdir, broker_name="ha-a")
+    slave  = PyBroker(ns.addr, workdir, broker_name="ha-a", **SLAVE)   (JavaBroker(..., extra_config=SLAVE))
+    wait_replicated(master, slave); commit_log_range(master.store_dir, 0, end) == ...(slave.store_dir, 0, end)
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from . import wire
+from .processes import _die_with_parent, broker_config, free_broker_port, write_properties
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+GET_BROKER_RUNTIME_INFO = 28
+COMMIT_LOG_FILE_SIZE = 64 * 1024 * 1024  # the harness brokers' mappedFileSizeCommitLog
+
+#: broker.conf keys of a slave that serves reads (brokerId 1 in the master's broker name).
+SLAVE = {"brokerId": 1, "brokerRole": "SLAVE", "slaveReadEnable": True}
+
+
+class PyBroker:
+    """``python -m rocketmq_py broker -c broker.conf`` with the harness broker's keys; stop, kill -9, SIGSTOP."""
+
+    def __init__(self, namesrv_addr: str, workdir: Path, broker_name: str, cluster: str = "DefaultCluster",
+                 **extra_config) -> None:
+        self.namesrv_addr = namesrv_addr
+        self.workdir = Path(workdir)
+        self.broker_name = broker_name
+        self.cluster = cluster
+        self.port = free_broker_port()
+        self.store_dir = self.workdir / "store"
+        self.extra_config = extra_config
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    @property
+    def addr(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / "broker.log"
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return f"--- our broker {self.broker_name} {self.addr} ---\n" + "\n".join(text[-lines:])
+
+    def start(self, timeout_s: float = 90.0) -> "PyBroker":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        conf = self.workdir / "broker.conf"
+        write_properties(conf, broker_config(cluster=self.cluster, broker_name=self.broker_name,
+                                             namesrv_addr=self.namesrv_addr, port=self.port,
+                                             store_dir=self.store_dir, extra=self.extra_config))
+        self._log = open(self.log_path, "ab")
+        in_main = threading.current_thread() is threading.main_thread()
+        self.proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", "broker", "-c", str(conf)],
+                                     stdout=self._log, stderr=subprocess.STDOUT, cwd=self.workdir,
+                                     env=dict(os.environ, PYTHONPATH=str(ROOT)), stdin=subprocess.DEVNULL,
+                                     preexec_fn=_die_with_parent if in_main else None)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"our broker exited with {self.proc.returncode}:\n{self.log_tail(60)}")
+            try:
+                body = wire.cluster_info(self.namesrv_addr, timeout=1.0)
+                if self.addr.encode() in body and wire.broker_runtime_info_ready(self.addr, timeout=1.0):
+                    return self
+            except (OSError, RuntimeError, ValueError):
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"our broker was not ready within {timeout_s} s:\n{self.log_tail(60)}")
+
+    def is_running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout_s: float = 30.0) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self._log is not None:
+            self._log.close()
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+    def restart(self, kill: bool = False) -> "PyBroker":
+        self.kill() if kill else self.stop()
+        return self.start()
+
+
+def runtime_info(addr: str) -> dict[str, str]:
+    """GET_BROKER_RUNTIME_INFO as a dict (the KVTable body)."""
+    header, body = wire.request(addr, GET_BROKER_RUNTIME_INFO, timeout=5.0)
+    if header.get("code") != 0:
+        raise RuntimeError(f"GET_BROKER_RUNTIME_INFO of {addr} answered {header}")
+    return json.loads(body)["table"]
+
+
+def commit_log_max_offset(addr: str) -> int:
+    return int(runtime_info(addr)["commitLogMaxOffset"])
+
+
+def wait_replicated(master_addr: str, slave_addr: str, timeout_s: float = 120.0) -> int:
+    """Wait until the slave's CommitLog ends where the master's does; return that offset."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        master_end = commit_log_max_offset(master_addr)
+        slave_end = commit_log_max_offset(slave_addr)
+        if slave_end == master_end:
+            return master_end
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the slave's CommitLog ends at {slave_end}, the master's at {master_end}")
+        time.sleep(0.2)
+
+
+def commit_log_range(store_dir: Path, start: int, end: int, file_size: int = COMMIT_LOG_FILE_SIZE) -> bytes:
+    """The CommitLog bytes [start, end) read from the files of a store directory."""
+    out = bytearray()
+    offset = start
+    while offset < end:
+        base = offset - offset % file_size
+        take = min(end - offset, base + file_size - offset)
+        with open(Path(store_dir) / "commitlog" / f"{base:020d}", "rb") as file:
+            file.seek(offset - base)
+            out += file.read(take)
+        offset += take
+    return bytes(out)
+
+
+SEND_MESSAGE_V2 = 310
+VIEW_MESSAGE_BY_ID = 33
+
+
+def send_raw(addr: str, topic: str, body: bytes, queue_id: int = 0, timeout: float = 30.0) -> tuple[int, dict]:
+    """One SEND_MESSAGE_V2 as a Java producer sends it (WAIT=true); returns (response code, ext fields)."""
+    key = uuid_key()
+    properties = f"WAIT\x01true\x02UNIQ_KEY\x01{key}\x02"
+    fields = {"a": "ha_compat_pg", "b": topic, "c": "TBW102", "d": 4, "e": queue_id, "f": 0,
+              "g": int(time.time() * 1000), "h": 0, "i": properties, "j": 0, "k": "false", "m": "false"}
+    header, _ = wire.request(addr, SEND_MESSAGE_V2, fields, body, timeout=timeout)
+    return header["code"], header.get("extFields") or {}
+
+
+def uuid_key() -> str:
+    import uuid
+
+    return uuid.uuid4().hex.upper()
+
+
+def physical_offset(offset_msg_id: str) -> int:
+    """The CommitLog offset in an (IPv4) offset message id."""
+    return int(offset_msg_id[-16:], 16)
+
+
+def readable_at(addr: str, offset: int) -> bool:
+    """Whether the broker returns the whole record at CommitLog ``offset`` (VIEW_MESSAGE_BY_ID)."""
+    header, body = wire.request(addr, VIEW_MESSAGE_BY_ID, {"offset": offset}, timeout=5.0)
+    return header.get("code") == 0 and len(body) > 0
