@@ -16,6 +16,10 @@ For each flush mode and broker, on a fresh store and a topic of 8 queues:
    compat-tests/java) runs the same send loop (same threads, size, producer settings) and times every send:
    percentiles p50/p90/p99/p99.9.
 
+3. Replication (``--replication ASYNC_MASTER,SYNC_MASTER``): a master and a slave (ours with ours, Java's
+   with Java's; ASYNC_FLUSH) under the same throughput and latency runs, while the slave's lag
+   (master CommitLog end - slave CommitLog end, from GET_BROKER_RUNTIME_INFO) is sampled every 0.5 s.
+
 Both brokers get the same store sizes (64 MiB CommitLog files) and register with one official name server;
 the Java broker runs with a 1 GiB heap. Ratios are ``python / java``: above 1 is better for TPS, below 1 is
 better for latencies.
@@ -28,6 +32,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -37,6 +42,7 @@ sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaBroker, JavaNameServer, ensure_built, wire  # noqa: E402
 from harness.peers import _client_env, client_home  # noqa: E402
+from harness.ha import SLAVE, PyBroker, commit_log_max_offset  # noqa: E402
 from test_broker_java_clients import PythonBroker  # noqa: E402
 
 EXAMPLE_ARTIFACT = "org.apache.rocketmq:rocketmq-example:4.7.0"
@@ -141,6 +147,72 @@ def run_one(kind: str, flush: str, namesrv, build, classpath: str, args, work: P
         broker.stop()
 
 
+class LagSampler:
+    """Samples how many CommitLog bytes the slave misses, every 0.5 s, in a thread."""
+
+    def __init__(self, master_addr: str, slave_addr: str) -> None:
+        self.master_addr, self.slave_addr = master_addr, slave_addr
+        self.samples: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                master = commit_log_max_offset(self.master_addr)
+                slave = commit_log_max_offset(self.slave_addr)
+            except (OSError, RuntimeError, ValueError):
+                continue
+            self.samples.append(max(master - slave, 0))
+
+    def __enter__(self) -> "LagSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> dict:
+        samples = sorted(self.samples) or [0]
+        p99 = samples[min(int(len(samples) * 0.99), len(samples) - 1)]
+        return {"lag_bytes_mean": round(sum(samples) / len(samples)), "lag_bytes_p99": p99,
+                "lag_bytes_max": samples[-1], "lag_samples": len(self.samples)}
+
+
+def start_pair(kind: str, namesrv, build, work: Path, role: str):
+    name = f"bench-{kind}-{role.lower()}"
+    if kind == "java":
+        master = JavaBroker(namesrv, build=build, workdir=work / "master", broker_name=name,
+                            extra_config={"brokerRole": role}, jvm_opts=JAVA_BROKER_JVM).start()
+        slave = JavaBroker(namesrv, build=build, workdir=work / "slave", broker_name=name, extra_config=SLAVE,
+                           jvm_opts=JAVA_BROKER_JVM).start()
+    else:
+        master = PyBroker(namesrv.addr, work / "master", name, brokerRole=role).start()
+        slave = PyBroker(namesrv.addr, work / "slave", name, **SLAVE).start()
+    return master, slave
+
+
+def run_replicated(kind: str, role: str, namesrv, build, classpath: str, args, work: Path) -> dict:
+    master, slave = start_pair(kind, namesrv, build, work, role)
+    try:
+        topic = f"ReplicationBench_{kind}_{role}"
+        _create_topic(master.addr, topic)
+        time.sleep(5)  # the slave connects to the master's HA port after its first registration
+        with LagSampler(master.addr, slave.addr) as lag:
+            result = throughput(build, classpath, namesrv.addr, topic, args.threads, args.size, args.seconds)
+        result.update(lag.summary())
+        latency_topic = topic + "_latency"
+        _create_topic(master.addr, latency_topic)
+        result.update({f"latency_{key}": value for key, value in latency(
+            build, classpath, namesrv.addr, latency_topic, args.threads, args.size, 3, args.latency_seconds).items()
+                       if key not in ("threads", "size")})
+        return result
+    finally:
+        slave.stop()
+        master.stop()
+
+
 def ratios(python: dict, java: dict) -> dict:
     keys = ("send_tps", "consume_tps", "latency_tps", "send_avg_rt_ms", "latency_p50Ms", "latency_p90Ms",
             "latency_p99Ms", "latency_p999Ms")
@@ -155,6 +227,8 @@ def main() -> int:
     parser.add_argument("--latency-seconds", type=int, default=10)
     parser.add_argument("--flush", default="ASYNC_FLUSH,SYNC_FLUSH")
     parser.add_argument("--brokers", default="java,python")
+    parser.add_argument("--replication", default="ASYNC_MASTER,SYNC_MASTER",
+                        help="master roles to run with a slave ('' for none)")
     args = parser.parse_args()
 
     build = ensure_built()
@@ -171,6 +245,15 @@ def main() -> int:
                                                    Path(work) / f"{kind}-{flush}")
                 if {"java", "python"} <= set(results[flush]):
                     results[flush]["python_vs_java"] = ratios(results[flush]["python"], results[flush]["java"])
+            for role in filter(None, args.replication.split(",")):
+                key = f"replication_{role}"
+                results[key] = {}
+                for kind in args.brokers.split(","):
+                    print(f"[bench] {role} + SLAVE, {kind} pair ...", file=sys.stderr, flush=True)
+                    results[key][kind] = run_replicated(kind, role, namesrv, build, classpath, args,
+                                                        Path(work) / f"{kind}-{role}")
+                if {"java", "python"} <= set(results[key]):
+                    results[key]["python_vs_java"] = ratios(results[key]["python"], results[key]["java"])
         finally:
             namesrv.stop()
     from rocketmq_py import codec

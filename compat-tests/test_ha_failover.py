@@ -1,0 +1,129 @@
+"""Issue 12, point 3: failover. Our master and our slave (slaveReadEnable); the official 4.9.8 push consumer
+and our PushConsumer consume one topic while our producer sends.
+
+To make "read from the slave" certain, each consumer has a backlog when the master dies: the Java consumer
+is paused (SIGSTOP) and ours is shut down while a second batch is sent and replicated; then the master is
+killed with kill -9, the Java consumer resumes and ours starts again, and both must get the whole batch,
+which only the slave can serve. Then the master is restarted on its store and the slave is stopped: the
+messages sent now can only come from the master, so both consumers went back to it. No acknowledged
+message is lost; duplicates (at-least-once: offsets committed to the master before the kill are only
+synchronised to the slave every 10 s) are counted and printed.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import signal
+import threading
+import time
+import uuid
+from collections import Counter
+
+from harness import mqadmin
+from harness.ha import SLAVE, PyBroker, wait_replicated
+from harness.peers import start_peer
+
+from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
+from rocketmq_py.client.producer import Producer
+from rocketmq_py.common.message import Message
+
+FIRST, BACKLOG, AFTER_RESTART = 1000, 1000, 500
+
+
+class _JavaConsumer:
+    """``Peer consume`` streaming its JSON lines; bodies counted as they arrive."""
+
+    def __init__(self, namesrv: str, topic: str, group: str) -> None:
+        self.bodies: Counter[str] = Counter()
+        self.proc = start_peer("consume", namesrv=namesrv, topic=topic, group=group, count=10_000_000,
+                               timeout_ms=900_000)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            record = json.loads(line)
+            if "bodyBase64" in record:
+                self.bodies[base64.b64decode(record["bodyBase64"]).decode()] += 1
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+
+
+def _wait_for(condition, what: str, timeout_s: float = 240.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages(java_namesrv, tmp_path):
+    broker_name = f"ha-failover-{uuid.uuid4().hex[:6]}"
+    namesrv = java_namesrv.addr
+    master = PyBroker(namesrv, tmp_path / "master", broker_name).start()
+    slave = PyBroker(namesrv, tmp_path / "slave", broker_name, **SLAVE).start()
+    topic, group = f"HaFailover_{uuid.uuid4().hex[:8]}", f"HaFailoverGroup_{uuid.uuid4().hex[:6]}"
+    mqadmin("updateTopic", "-b", master.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=namesrv)
+    ours: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def on_messages(messages, context):
+        with lock:
+            for message in messages:
+                ours[message.body.decode()] += 1
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    def start_ours() -> PushConsumer:
+        consumer = PushConsumer(group + "_py", namesrv_addr=namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+                                poll_name_server_interval=5000)
+        consumer.subscribe(topic, "*")
+        consumer.register_message_listener(on_messages)
+        consumer.start()
+        return consumer
+
+    java = _JavaConsumer(namesrv, topic, group + "_java")
+    producer = Producer(f"HaFailoverProducer_{uuid.uuid4().hex[:6]}", namesrv_addr=namesrv,
+                        poll_name_server_interval=5000)
+    acked: list[str] = []
+
+    def send(prefix: str, count: int) -> list[str]:
+        bodies = [f"{prefix}-{index}" for index in range(count)]
+        for body in bodies:
+            producer.send(Message(topic, body.encode()))
+            acked.append(body)
+        return bodies
+
+    def both_have(bodies) -> bool:
+        with lock:
+            return all(ours[b] for b in bodies) and all(java.bodies[b] for b in bodies)
+
+    consumer = start_ours()
+    producer.start()
+    try:
+        first = send("first", FIRST)
+        _wait_for(lambda: both_have(first), "both consumers to consume from the master")
+        consumer.shutdown()
+        java.proc.send_signal(signal.SIGSTOP)
+        backlog = send("backlog", BACKLOG)
+        wait_replicated(master.addr, slave.addr)
+        master.kill()  # kill -9
+        java.proc.send_signal(signal.SIGCONT)
+        consumer = start_ours()
+        _wait_for(lambda: both_have(backlog), "both consumers to read the backlog from the slave")
+
+        master.start()  # same port and store: recovers after the kill -9
+        wait_replicated(master.addr, slave.addr)
+        slave.stop()
+        after = send("after", AFTER_RESTART)
+        _wait_for(lambda: both_have(after), "both consumers to come back to the master")
+    finally:
+        producer.shutdown()
+        consumer.shutdown()
+        java.stop()
+        master.stop()
+        slave.stop()
+    duplicates = {"ours": sum(ours.values()) - len(ours), "java": sum(java.bodies.values()) - len(java.bodies)}
+    print(f"failover: {len(acked)} acknowledged, duplicates {duplicates}")
+    assert set(acked) <= set(ours) and set(acked) <= set(java.bodies)
