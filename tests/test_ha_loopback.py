@@ -117,3 +117,20 @@ def codec_request(code: int, fields: dict):
     from rocketmq_py.remoting import create_request
 
     return create_request(code, fields)
+
+
+async def test_the_slave_copies_offsets_and_groups_and_both_report_ha_runtime_info(tmp_path):
+    from rocketmq_py.broker.slave_sync import SYNC_INITIAL_DELAY_S
+
+    async with HAPair(tmp_path) as pair:
+        await pair.send("HaMeta", b"m")
+        pair.master.offsets.commit_offset("test", "HaMetaGroup", "HaMeta", 0, 1)
+        pair.master.groups.find("HaMetaGroup")
+        slave = await pair.start_slave()
+        await until(lambda: slave.offsets.query_offset("HaMetaGroup", "HaMeta", 0) == 1,
+                    timeout_s=SYNC_INITIAL_DELAY_S + 30)
+        await until(lambda: "HaMetaGroup" in slave.groups.table)
+        await pair.wait_caught_up()
+        master_info = pair.master.admin_processor.runtime_info()
+        assert master_info["slaveFallBehindMuch"] == "0"
+        assert slave.admin_processor.runtime_info()["masterAddr"] == pair.master.broker_addr
