@@ -9,8 +9,8 @@ import hashlib
 import uuid
 
 import pytest
-from harness import mqadmin, run_peer
-from harness.ha import COMMIT_LOG_FILE_SIZE, SLAVE, PyBroker, commit_log_range, wait_replicated
+from harness import run_peer
+from harness.ha import COMMIT_LOG_FILE_SIZE, SLAVE, PyBroker, commit_log_range, wait_replicated, create_topic
 
 MB = 1024 * 1024
 BODY = 4096
@@ -51,7 +51,7 @@ def test_restarted_and_late_slaves_catch_up_byte_identical(master_kind, slave_ki
         slave = _start(slave_kind, start_broker, java_namesrv, tmp_path / "slave", broker_name, SLAVE)
         ours += [slave] if slave_kind == "py" else []
         topic = f"HaCatchUp_{uuid.uuid4().hex[:8]}"
-        mqadmin("updateTopic", "-b", master.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=java_namesrv.addr)
+        create_topic(master.addr, topic, 4)
         _write(java_namesrv.addr, topic, 4)
         wait_replicated(master.addr, slave.addr)
 

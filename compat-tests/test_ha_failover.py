@@ -19,8 +19,7 @@ import time
 import uuid
 from collections import Counter
 
-from harness import mqadmin
-from harness.ha import SLAVE, PyBroker, wait_replicated
+from harness.ha import SLAVE, PyBroker, wait_replicated, create_topic
 from harness.peers import start_peer
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
@@ -65,7 +64,7 @@ def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages
     master = PyBroker(namesrv, tmp_path / "master", broker_name).start()
     slave = PyBroker(namesrv, tmp_path / "slave", broker_name, **SLAVE).start()
     topic, group = f"HaFailover_{uuid.uuid4().hex[:8]}", f"HaFailoverGroup_{uuid.uuid4().hex[:6]}"
-    mqadmin("updateTopic", "-b", master.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=namesrv)
+    create_topic(master.addr, topic, 4)
     ours: Counter[str] = Counter()
     lock = threading.Lock()
 

@@ -11,8 +11,7 @@ import time
 import uuid
 
 import pytest
-from harness import mqadmin
-from harness.ha import SLAVE, PyBroker, physical_offset, readable_at, send_raw
+from harness.ha import SLAVE, PyBroker, physical_offset, readable_at, send_raw, create_topic
 
 SUCCESS, SLAVE_NOT_AVAILABLE, FLUSH_SLAVE_TIMEOUT = 0, 11, 12
 SYNC_MASTER = {"brokerRole": "SYNC_MASTER", "syncFlushTimeout": 3000}
@@ -32,7 +31,7 @@ def test_sync_master_answers_as_java_does(kind, java_namesrv, start_broker, tmp_
         master = _start(kind, start_broker, java_namesrv, tmp_path / "master", broker_name, SYNC_MASTER)
         ours += [master] if kind == "py" else []
         topic = f"HaSync_{uuid.uuid4().hex[:8]}"
-        mqadmin("updateTopic", "-b", master.addr, "-t", topic, "-r", "1", "-w", "1", namesrv=java_namesrv.addr)
+        create_topic(master.addr, topic, 1)
 
         code, _ = send_raw(master.addr, topic, b"before any slave")
         assert code == SLAVE_NOT_AVAILABLE
