@@ -174,10 +174,7 @@ class CommitLog:
             mapped = self.queue.get_last_mapped_file(start_offset)
             if mapped is None or mapped.file_from_offset + mapped.wrote_position != start_offset:
                 return False
-            if not mapped.append(data):
-                return False
-            mapped.store_timestamp = now_ms()
-            return True
+            return mapped.append(data)
 
     def read_for_transfer(self, offset: int, max_size: int) -> bytes | None:
         """Up to ``max_size`` bytes from ``offset`` to the end of what its file holds (a master's HA read).

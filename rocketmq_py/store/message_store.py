@@ -418,6 +418,7 @@ class MessageStore(StoreReads):
                     if info.sys_flag & TRANSACTION_TYPE_MASK in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE):
                         self.commit_log.topic_queue_table[(info.topic, info.queue_id)] = info.queue_offset + 1
                     dispatched.append(info)
+                    self._note_replicated_timestamp(info)
                     offset += info.size
                 elif info.size == layout.RECORD_BLANK:
                     offset = self.commit_log.roll_next_file(offset)
@@ -425,6 +426,12 @@ class MessageStore(StoreReads):
                     break
         self._notify(dispatched)
         return offset
+
+    def _note_replicated_timestamp(self, info: Any) -> None:
+        # The checkpoint trusts a CommitLog file's store time once flushed; bytes from the master carry theirs.
+        mapped = self.commit_log.queue.find_mapped_file_by_offset(info.physical_offset)
+        if mapped is not None:
+            mapped.store_timestamp = info.store_timestamp
 
     def _notify(self, dispatched: list[Any]) -> None:
         if not dispatched or not self.arrival_listeners:
