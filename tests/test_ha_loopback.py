@@ -134,3 +134,24 @@ async def test_the_slave_copies_offsets_and_groups_and_both_report_ha_runtime_in
         master_info = pair.master.admin_processor.runtime_info()
         assert master_info["slaveFallBehindMuch"] == "0"
         assert slave.admin_processor.runtime_info()["masterAddr"] == pair.master.broker_addr
+
+
+async def test_the_master_points_a_consumer_that_fell_behind_to_the_slave(tmp_path, monkeypatch):
+    from rocketmq_py.store import reads
+
+    async with HAPair(tmp_path) as pair:
+        for index in range(20):
+            await pair.send("HaBehind", b"b" * 1000)
+        fields = {"consumerGroup": "ha_behind_cg", "topic": "HaBehind", "queueId": "0", "queueOffset": "0",
+                  "maxMsgNums": "1", "sysFlag": str(FLAG_SUBSCRIPTION), "commitOffset": "0",
+                  "suspendTimeoutMillis": "0", "subscription": "*", "subVersion": "0", "expressionType": "TAG"}
+        near = await pair.client.invoke(pair.master.broker_addr, codec_request(RequestCode.PULL_MESSAGE, fields), 5000)
+        assert near.code == ResponseCode.SUCCESS and near.ext_fields["suggestWhichBrokerId"] == "0"
+        # 19 KB behind with "memory" of 25 KB and accessMessageInMemoryMaxRatio 40 %: further than 10 KB.
+        # As in Java, the master only points consumers to slaves when its own slaveReadEnable is on.
+        monkeypatch.setattr(reads, "TOTAL_PHYSICAL_MEMORY", 25_000)
+        far = await pair.client.invoke(pair.master.broker_addr, codec_request(RequestCode.PULL_MESSAGE, fields), 5000)
+        assert far.code == ResponseCode.SUCCESS and far.ext_fields["suggestWhichBrokerId"] == "0"
+        pair.master.config.slave_read_enable = True
+        far = await pair.client.invoke(pair.master.broker_addr, codec_request(RequestCode.PULL_MESSAGE, fields), 5000)
+        assert far.code == ResponseCode.SUCCESS and far.ext_fields["suggestWhichBrokerId"] == "1"

@@ -237,7 +237,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="broker-bench-") as work:
         namesrv = JavaNameServer(build=build, workdir=Path(work) / "namesrv").start()
         try:
-            for flush in args.flush.split(","):
+            for flush in filter(None, args.flush.split(",")):
                 results[flush] = {}
                 for kind in args.brokers.split(","):
                     print(f"[bench] {flush} {kind} broker ...", file=sys.stderr, flush=True)
