@@ -76,9 +76,28 @@ async def test_sync_master_answers_like_java_with_and_without_a_slave(tmp_path):
             # acknowledged means the slave has it, now
             offset = int(response.ext_fields["queueOffset"])
             assert slave.store.get_max_offset_in_queue("HaSync", int(response.ext_fields["queueId"])) > offset
-        await slave.replication.client.shutdown()  # the slave stops acknowledging but stays connected
-        response = await pair.send("HaSync", b"slave silent")
-        assert response.code == ResponseCode.FLUSH_SLAVE_TIMEOUT
+        await pair.stop_slave()
+        # A slave that is connected but does not acknowledge (paused): FLUSH_SLAVE_TIMEOUT after syncFlushTimeout.
+        silent = await silent_slave(pair)
+        try:
+            response = await pair.send("HaSync", b"slave silent")
+            assert response.code == ResponseCode.FLUSH_SLAVE_TIMEOUT
+            # ... and once it lags more than haSlaveFallbehindMax: SLAVE_NOT_AVAILABLE at once
+            pair.master.store_config.ha_slave_fallbehind_max = 1
+            response = await pair.send("HaSync", b"slave far behind")
+            assert response.code == ResponseCode.SLAVE_NOT_AVAILABLE
+        finally:
+            silent.close()
+
+
+async def silent_slave(pair: HAPair) -> asyncio.StreamWriter:
+    """A connection to the master's HA port that reports the master's end once and never again."""
+    service = pair.master.store.ha_service
+    _, writer = await asyncio.open_connection("127.0.0.1", pair.master.config.ha_listen_port)
+    writer.write(REPORT.pack(pair.master.store.commit_log.max_offset))
+    await writer.drain()
+    await until(lambda: service.connection_count == 1)
+    return writer
 
 
 async def test_a_frame_at_the_wrong_offset_closes_the_connection(tmp_path):
