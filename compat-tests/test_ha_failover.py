@@ -18,6 +18,9 @@ import threading
 import time
 import uuid
 from collections import Counter
+from typing import Callable
+
+import pytest
 
 from harness.ha import SLAVE, PyBroker, wait_replicated, create_topic
 from harness.peers import start_peer
@@ -32,10 +35,12 @@ FIRST, BACKLOG, AFTER_RESTART = 1000, 1000, 500
 class _JavaConsumer:
     """``Peer consume`` streaming its JSON lines; bodies counted as they arrive."""
 
-    def __init__(self, namesrv: str, topic: str, group: str) -> None:
+    def __init__(self, namesrv: str, topic: str, group: str, stderr_path) -> None:
         self.bodies: Counter[str] = Counter()
+        self.stderr_path = stderr_path
+        self._stderr = open(stderr_path, "w")
         self.proc = start_peer("consume", namesrv=namesrv, topic=topic, group=group, count=10_000_000,
-                               timeout_ms=900_000)
+                               timeout_ms=900_000, stderr=self._stderr)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -49,15 +54,21 @@ class _JavaConsumer:
     def stop(self) -> None:
         self.proc.kill()
         self.proc.wait(timeout=30)
+        self._stderr.close()
+
+    def describe(self) -> str:
+        return f"Java consumer exit {self.proc.poll()}, stderr tail:\n{self.stderr_path.read_text()[-2000:]}"
 
 
-def _wait_for(condition, what: str, timeout_s: float = 240.0) -> None:
+def _wait_for(condition, what, timeout_s: float = 240.0) -> None:
+    """``what()`` describes the state when the wait times out."""
     deadline = time.monotonic() + timeout_s
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what()}"
         time.sleep(0.5)
 
 
+@pytest.mark.timeout(900)
 def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages(java_namesrv, tmp_path):
     broker_name = f"ha-failover-{uuid.uuid4().hex[:6]}"
     namesrv = java_namesrv.addr
@@ -82,7 +93,7 @@ def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages
         consumer.start()
         return consumer
 
-    java = _JavaConsumer(namesrv, topic, group + "_java")
+    java = _JavaConsumer(namesrv, topic, group + "_java", tmp_path / "java-consumer.err")
     producer = Producer(f"HaFailoverProducer_{uuid.uuid4().hex[:6]}", namesrv_addr=namesrv,
                         poll_name_server_interval=5000)
     acked: list[str] = []
@@ -98,11 +109,18 @@ def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages
         with lock:
             return all(ours[b] for b in bodies) and all(java.bodies[b] for b in bodies)
 
+    def state(what: str, bodies) -> "Callable[[], str]":
+        def describe() -> str:
+            with lock:
+                missing = (sum(1 for b in bodies if not ours[b]), sum(1 for b in bodies if not java.bodies[b]))
+            return f"{what}: missing (ours, java) = {missing} of {len(bodies)}; {java.describe()}"
+        return describe
+
     consumer = start_ours()
     producer.start()
     try:
         first = send("first", FIRST)
-        _wait_for(lambda: both_have(first), "both consumers to consume from the master")
+        _wait_for(lambda: both_have(first), state("both consumers to consume from the master", first))
         consumer.shutdown()
         java.proc.send_signal(signal.SIGSTOP)
         backlog = send("backlog", BACKLOG)
@@ -110,13 +128,13 @@ def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages
         master.kill()  # kill -9
         java.proc.send_signal(signal.SIGCONT)
         consumer = start_ours()
-        _wait_for(lambda: both_have(backlog), "both consumers to read the backlog from the slave")
+        _wait_for(lambda: both_have(backlog), state("both consumers to read the backlog from the slave", backlog))
 
         master.start()  # same port and store: recovers after the kill -9
         wait_replicated(master.addr, slave.addr)
         slave.stop()
         after = send("after", AFTER_RESTART)
-        _wait_for(lambda: both_have(after), "both consumers to come back to the master")
+        _wait_for(lambda: both_have(after), state("both consumers to come back to the master", after))
     finally:
         producer.shutdown()
         consumer.shutdown()

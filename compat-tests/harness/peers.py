@@ -126,12 +126,14 @@ def run_peer(command: str, *args: str, timeout: float = 120, check: bool = True,
     return lines
 
 
-def start_peer(command: str, *args: str, build: JavaBuild | None = None, **opts) -> subprocess.Popen:
+def start_peer(command: str, *args: str, build: JavaBuild | None = None, stderr=subprocess.DEVNULL,
+               **opts) -> subprocess.Popen:
     """Start ``Peer <command> ...`` and return the process, its JSON lines readable from ``stdout`` as they
-    come (for a stream that a test interrupts, e.g. by killing the broker); stderr is discarded."""
+    come (for a stream that a test interrupts, e.g. by killing the broker); stderr is discarded unless
+    ``stderr`` (a file) is given."""
     build = build or ensure_built()
     cmd = [*_client_jvm(build, CLIENT_JVM_OPTS), PEER_MAIN, command, *map(str, args), *options(**opts)]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True,
                             env=_client_env(), stdin=subprocess.DEVNULL)
 
 

@@ -43,22 +43,29 @@ class HAConnection:
         self.next_transfer_from = -1
         self._request_known = asyncio.Event()
         self.data_arrived = asyncio.Event()
+        self._tasks: list[asyncio.Task] = []
 
     async def run(self) -> None:
-        tasks = [asyncio.ensure_future(self._read_reports()), asyncio.ensure_future(self._transfer())]
+        """Serve the slave until either half ends (or :meth:`close`); never raises."""
+        self._tasks = [asyncio.ensure_future(self._read_reports()), asyncio.ensure_future(self._transfer())]
         try:
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
+                if task.cancelled():
+                    continue
                 error = task.exception()
                 if error is not None and not isinstance(error, (ConnectionError, asyncio.IncompleteReadError)):
                     _log.warning("HA connection of slave %s failed: %r", self.remote_address, error)
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            self.close()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
             self.writer.close()
             _log.info("HA connection of slave %s closed (acknowledged up to %d)", self.remote_address,
                       self.slave_ack_offset)
+
+    def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
 
     async def _read_reports(self) -> None:
         timeout_s = self.service.config.ha_housekeeping_interval / 1000

@@ -35,7 +35,7 @@ class HAService:
         self._waiters: list[tuple[int, int, asyncio.Future]] = []
         self._sequence = itertools.count()
         self._server: asyncio.AbstractServer | None = None
-        self._tasks: set[asyncio.Task] = set()
+        self._handlers: set[asyncio.Task] = set()
         self._last_timeout_log = 0.0
         self._timeouts_not_logged = 0
 
@@ -48,9 +48,9 @@ class HAService:
         if self._server is not None:
             self._server.close()
             self._server = None
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for connection in list(self.connections):
+            connection.close()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
         for _, _, future in self._waiters:
             if not future.done():
                 future.cancel()
@@ -60,15 +60,18 @@ class HAService:
         connection = HAConnection(self, reader, writer)
         _log.info("slave %s connected to the HA service", connection.remote_address)
         self.connections.add(connection)
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
+        handler = asyncio.current_task()
+        if handler is not None:
+            self._handlers.add(handler)
         try:
             await connection.run()
+        except asyncio.CancelledError:
+            # The top of this connection's task: asyncio's stream callback logs a cancelled handler as an error.
+            pass
         finally:
             self.connections.discard(connection)
-            if task is not None:
-                self._tasks.discard(task)
+            if handler is not None:
+                self._handlers.discard(handler)
 
     def _on_message_arrived(self, *_args: object) -> None:
         for connection in self.connections:
