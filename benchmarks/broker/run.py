@@ -199,14 +199,14 @@ def run_replicated(kind: str, role: str, namesrv, build, classpath: str, args, w
         topic = f"ReplicationBench_{kind}_{role}"
         _create_topic(master.addr, topic)
         time.sleep(5)  # the slave connects to the master's HA port after its first registration
-        with LagSampler(master.addr, slave.addr) as lag:
-            result = throughput(build, classpath, namesrv.addr, topic, args.threads, args.size, args.seconds)
-        result.update(lag.summary())
         latency_topic = topic + "_latency"
         _create_topic(master.addr, latency_topic)
-        result.update({f"latency_{key}": value for key, value in latency(
-            build, classpath, namesrv.addr, latency_topic, args.threads, args.size, 3, args.latency_seconds).items()
-                       if key not in ("threads", "size")})
+        with LagSampler(master.addr, slave.addr) as lag:  # over both the throughput and the latency runs
+            result = throughput(build, classpath, namesrv.addr, topic, args.threads, args.size, args.seconds)
+            result.update({f"latency_{key}": value for key, value in latency(
+                build, classpath, namesrv.addr, latency_topic, args.threads, args.size, 3,
+                args.latency_seconds).items() if key not in ("threads", "size")})
+        result.update(lag.summary())
         return result
     finally:
         slave.stop()
@@ -215,8 +215,9 @@ def run_replicated(kind: str, role: str, namesrv, build, classpath: str, args, w
 
 def ratios(python: dict, java: dict) -> dict:
     keys = ("send_tps", "consume_tps", "latency_tps", "send_avg_rt_ms", "latency_p50Ms", "latency_p90Ms",
-            "latency_p99Ms", "latency_p999Ms")
-    return {key: round(python[key] / java[key], 3) if java.get(key) else None for key in keys}
+            "latency_p99Ms", "latency_p999Ms", "lag_bytes_mean", "lag_bytes_p99")
+    return {key: round(python[key] / java[key], 3) if java.get(key) else None
+            for key in keys if key in python and key in java}
 
 
 def main() -> int:
