@@ -10,7 +10,15 @@ import uuid
 
 import pytest
 from harness import run_peer
-from harness.ha import COMMIT_LOG_FILE_SIZE, SLAVE, PyBroker, commit_log_range, wait_replicated, create_topic
+from harness.ha import (
+    COMMIT_LOG_FILE_SIZE,
+    SLAVE,
+    PyBroker,
+    commit_log_range,
+    create_topic,
+    wait_for_route,
+    wait_replicated,
+)
 
 MB = 1024 * 1024
 BODY = 4096
@@ -52,6 +60,7 @@ def test_restarted_and_late_slaves_catch_up_byte_identical(master_kind, slave_ki
         ours += [slave] if slave_kind == "py" else []
         topic = f"HaCatchUp_{uuid.uuid4().hex[:8]}"
         create_topic(master.addr, topic, 4)
+        wait_for_route(java_namesrv.addr, topic)
         _write(java_namesrv.addr, topic, 4)
         wait_replicated(master.addr, slave.addr)
 

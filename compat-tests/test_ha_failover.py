@@ -21,8 +21,7 @@ from collections import Counter
 from typing import Callable
 
 import pytest
-
-from harness.ha import SLAVE, PyBroker, wait_replicated, create_topic
+from harness.ha import SLAVE, PyBroker, create_topic, wait_for_route, wait_replicated
 from harness.peers import start_peer
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
@@ -76,6 +75,7 @@ def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages
     slave = PyBroker(namesrv, tmp_path / "slave", broker_name, **SLAVE).start()
     topic, group = f"HaFailover_{uuid.uuid4().hex[:8]}", f"HaFailoverGroup_{uuid.uuid4().hex[:6]}"
     create_topic(master.addr, topic, 4)
+    wait_for_route(namesrv, topic)
     ours: Counter[str] = Counter()
     lock = threading.Lock()
 

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 from harness import mqadmin, run_peer, wire
-from harness.ha import SLAVE, PyBroker, commit_log_range, wait_replicated, create_topic
+from harness.ha import SLAVE, PyBroker, commit_log_range, create_topic, wait_for_route, wait_replicated
 
 MESSAGES = 10_000
 GET_ALL_TOPIC_CONFIG = 21
@@ -49,6 +49,7 @@ def test_mixed_pair_replicates_byte_for_byte_and_the_slave_serves_a_java_consume
         ours += [slave] if slave_kind == "py" else []
         topic = f"HaPair_{uuid.uuid4().hex[:8]}"
         create_topic(master.addr, topic, 4)
+        wait_for_route(java_namesrv.addr, topic)
 
         sent = run_peer("produce", namesrv=java_namesrv.addr, topic=topic, count=MESSAGES, timeout=900)
         assert len(sent) == MESSAGES and {line["status"] for line in sent} == {"SEND_OK"}

@@ -11,7 +11,7 @@ import time
 import uuid
 
 import pytest
-from harness.ha import SLAVE, PyBroker, physical_offset, readable_at, send_raw, create_topic
+from harness.ha import SLAVE, PyBroker, create_topic, physical_offset, readable_at, send_raw
 
 SUCCESS, SLAVE_NOT_AVAILABLE, FLUSH_SLAVE_TIMEOUT = 0, 11, 12
 SYNC_MASTER = {"brokerRole": "SYNC_MASTER", "syncFlushTimeout": 3000}

@@ -195,3 +195,18 @@ def create_topic(broker_addr: str, topic: str, queues: int = 4, timeout: float =
         "topicFilterType": "SINGLE_TAG", "topicSysFlag": 0, "order": "false"}, timeout=timeout)
     if header.get("code") != 0:
         raise RuntimeError(f"creating {topic} on {broker_addr} failed: {header}")
+
+
+GET_ROUTEINFO_BY_TOPIC = 105
+
+
+def wait_for_route(namesrv_addr: str, topic: str, timeout_s: float = 60.0) -> None:
+    """Wait until the name server has a route for ``topic`` (a broker registers a new topic asynchronously)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        header, _ = wire.request(namesrv_addr, GET_ROUTEINFO_BY_TOPIC, {"topic": topic}, timeout=5.0)
+        if header.get("code") == 0:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the name server {namesrv_addr} has no route for {topic}: {header}")
+        time.sleep(0.2)
