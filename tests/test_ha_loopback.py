@@ -174,3 +174,25 @@ async def test_the_master_points_a_consumer_that_fell_behind_to_the_slave(tmp_pa
         pair.master.config.slave_read_enable = True
         far = await pair.client.invoke(pair.master.broker_addr, codec_request(RequestCode.PULL_MESSAGE, fields), 5000)
         assert far.code == ResponseCode.SUCCESS and far.ext_fields["suggestWhichBrokerId"] == "1"
+
+
+async def test_our_producer_sends_only_to_the_master_of_a_pair(tmp_path):
+    from rocketmq_py.client.producer import AsyncProducer
+    from rocketmq_py.common.message import Message
+
+    async with HAPair(tmp_path) as pair:
+        slave = await pair.start_slave()
+        await pair.send("HaProduce", b"created")  # auto-creates the topic on the master
+        await until(lambda: slave.topics.select("HaProduce") is not None)
+        await slave.register_broker_all()  # the route now lists both brokers
+        producer = AsyncProducer("ha_route_pg", namesrv_addr=pair.namesrv.address, instance_name="ha-route")
+        await producer.start()
+        try:
+            route = await producer.instance.api.get_topic_route(pair.namesrv.address, "HaProduce")
+            assert sorted(route.broker_datas[0].broker_addrs) == [0, 1]
+            for index in range(30):
+                await producer.send(Message("HaProduce", b"to the master %d" % index))
+        finally:
+            await producer.shutdown()
+        assert pair.master.stats.put.total == 31
+        assert slave.stats.put.total == 0 and slave.stats.put_failed == 0
