@@ -62,7 +62,7 @@ async def test_a_late_slave_starts_from_the_masters_last_file_and_follows(tmp_pa
 
 
 async def test_sync_master_answers_like_java_with_and_without_a_slave(tmp_path):
-    async with HAPair(tmp_path, master_role="SYNC_MASTER", sync_flush_timeout=1500) as pair:
+    async with HAPair(tmp_path, master_role="SYNC_MASTER", slave_timeout=1500) as pair:
         response = await pair.send("HaSync", b"no slave yet")
         assert response.code == ResponseCode.SLAVE_NOT_AVAILABLE
         slave = await pair.start_slave()
@@ -77,7 +77,7 @@ async def test_sync_master_answers_like_java_with_and_without_a_slave(tmp_path):
             offset = int(response.ext_fields["queueOffset"])
             assert slave.store.get_max_offset_in_queue("HaSync", int(response.ext_fields["queueId"])) > offset
         await pair.stop_slave()
-        # A slave that is connected but does not acknowledge (paused): FLUSH_SLAVE_TIMEOUT after syncFlushTimeout.
+        # A slave that is connected but does not acknowledge (paused): FLUSH_SLAVE_TIMEOUT after slaveTimeout.
         silent = await silent_slave(pair)
         try:
             response = await pair.send("HaSync", b"slave silent")

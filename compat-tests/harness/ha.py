@@ -210,3 +210,21 @@ def wait_for_route(namesrv_addr: str, topic: str, timeout_s: float = 60.0) -> No
         if time.monotonic() > deadline:
             raise AssertionError(f"the name server {namesrv_addr} has no route for {topic}: {header}")
         time.sleep(0.2)
+
+
+def pause(pid: int, timeout_s: float = 30.0) -> None:
+    """SIGSTOP ``pid`` and wait until every one of its threads is stopped (a loaded machine delays that)."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        states = []
+        for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+            try:
+                states.append(stat.read_text().rsplit(")", 1)[1].split()[0])
+            except (OSError, IndexError):
+                continue
+        if states and all(state in ("T", "t") for state in states):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"process {pid} did not stop: thread states {sorted(set(states))}")
+        time.sleep(0.05)

@@ -83,6 +83,8 @@ class MessageStoreConfig:
     ha_master_address: str = ""
     #: A SYNC_MASTER answers SLAVE_NOT_AVAILABLE when its slave is more than this many bytes behind.
     ha_slave_fallbehind_max: int = 256 * 1024 * 1024
+    #: How long a SYNC_MASTER put waits for a slave's acknowledgment before FLUSH_SLAVE_TIMEOUT (ms).
+    slave_timeout: int = 3000
 
     def __post_init__(self) -> None:
         self.validate()

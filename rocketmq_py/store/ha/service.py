@@ -3,7 +3,7 @@ GroupTransferService).
 
 Listens on ``haListenPort`` for slaves; each gets an :class:`HAConnection`. ``push2slave_max_offset``
 is the highest CommitLog end any slave acknowledged; a SYNC_MASTER put waits until it covers the
-put (FLUSH_SLAVE_TIMEOUT after ``syncFlushTimeout``), or is answered SLAVE_NOT_AVAILABLE at once
+put (FLUSH_SLAVE_TIMEOUT after ``slaveTimeout``), or is answered SLAVE_NOT_AVAILABLE at once
 when no slave is connected or the slaves lag more than ``haSlaveFallbehindMax``.
 """
 from __future__ import annotations
@@ -116,7 +116,7 @@ class HAService:
         entry = (end, next(self._sequence), future)
         heapq.heappush(self._waiters, entry)
         try:
-            await asyncio.wait_for(future, self.config.sync_flush_timeout / 1000)
+            await asyncio.wait_for(future, self.config.slave_timeout / 1000)
         except asyncio.TimeoutError:
             self._log_timeout(end)
             result.status = PutMessageStatus.FLUSH_SLAVE_TIMEOUT
@@ -132,7 +132,7 @@ class HAService:
         if now - self._last_timeout_log < LOG_EVERY_S:
             self._timeouts_not_logged += 1
             return
-        _log.warning("no slave acknowledged offset %d within syncFlushTimeout %d ms (%d more such puts since the "
-                     "last report)", end, self.config.sync_flush_timeout, self._timeouts_not_logged)
+        _log.warning("no slave acknowledged offset %d within slaveTimeout %d ms (%d more such puts since the "
+                     "last report)", end, self.config.slave_timeout, self._timeouts_not_logged)
         self._last_timeout_log = now
         self._timeouts_not_logged = 0
