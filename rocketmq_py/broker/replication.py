@@ -30,6 +30,8 @@ class BrokerReplication:
         #: A slave's master (its broker address, from the name server), for SlaveSynchronize.
         self.master_addr: str | None = None
         self.slave_sync = SlaveSynchronize(broker)
+        #: listenPort 0 (tests, quickstart): any free port will do for HA too, listenPort + 1 may be taken.
+        self._ephemeral_port = broker.config.listen_port == 0
         self._sync_task: asyncio.Task | None = None
 
     @property
@@ -43,8 +45,16 @@ class BrokerReplication:
             self.client.start()
             self._sync_task = asyncio.get_running_loop().create_task(self._sync_periodically(), name="slave-sync")
         else:
-            self.service = HAService(store, self.broker.config.bind_address, self.broker.config.ha_listen_port)
-            await self.service.start()
+            config = self.broker.config
+            self.service = HAService(store, config.bind_address, config.ha_listen_port)
+            try:
+                await self.service.start()
+            except OSError:
+                if not self._ephemeral_port:
+                    raise
+                self.service.port = 0
+                await self.service.start()
+                config.ha_listen_port = self.service.port
             store.ha_service = self.service
 
     async def _sync_periodically(self) -> None:

@@ -41,6 +41,7 @@ class HAService:
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._accept, self.host, self.port, reuse_address=True)
+        self.port = self._server.sockets[0].getsockname()[1]
         self.store.add_arrival_listener(self._on_message_arrived)
         _log.info("HA service listening for slaves on %s:%d", self.host, self.port)
 
