@@ -32,7 +32,7 @@ class BrokerReplication:
         self.slave_sync = SlaveSynchronize(broker)
         #: listenPort 0 (tests, quickstart): any free port will do for HA too, listenPort + 1 may be taken.
         self._ephemeral_port = broker.config.listen_port == 0
-        self._sync_task: asyncio.Task | None = None
+        self._sync_task: asyncio.Task[None] | None = None
 
     @property
     def is_slave(self) -> bool:

@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from rocketmq_py import codec
 from rocketmq_py.common.message import MessageExt
@@ -49,6 +49,9 @@ from rocketmq_py.store.message import (
 from rocketmq_py.store.reads import StoreReads
 from rocketmq_py.store.schedule import ScheduleMessageService
 from rocketmq_py.store.results import AppendMessageStatus, PutMessageResult, PutMessageStatus
+
+if TYPE_CHECKING:
+    from rocketmq_py.store.ha import HAService
 
 _log = logging.getLogger(__name__)
 
@@ -99,7 +102,7 @@ class MessageStore(StoreReads):
         self.clean_service: CleanService | None = None
         self.schedule_service: ScheduleMessageService | None = None
         #: The master's HA service (rocketmq_py.store.ha), set by the broker; SYNC_MASTER puts wait on it.
-        self.ha_service = None
+        self.ha_service: HAService | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------
 

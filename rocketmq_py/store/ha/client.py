@@ -12,8 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from rocketmq_py.store.ha.frames import TRANSFER_HEADER, encode_report
+
+if TYPE_CHECKING:
+    from rocketmq_py.store.message_store import MessageStore
 
 _log = logging.getLogger(__name__)
 
@@ -29,7 +33,7 @@ class HAProtocolError(Exception):
 
 
 class HAClient:
-    def __init__(self, store) -> None:
+    def __init__(self, store: MessageStore) -> None:
         self.store = store
         self.config = store.config
         self.master_address = self.config.ha_master_address or ""
@@ -38,7 +42,7 @@ class HAClient:
         self.connected = False
         self._dispatched_to = -1
         self._address_changed = asyncio.Event()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._last_failure_log = ""
 

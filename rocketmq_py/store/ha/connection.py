@@ -43,7 +43,7 @@ class HAConnection:
         self.next_transfer_from = -1
         self._request_known = asyncio.Event()
         self.data_arrived = asyncio.Event()
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def run(self) -> None:
         """Serve the slave until either half ends (or :meth:`close`); never raises."""

@@ -13,9 +13,13 @@ import heapq
 import itertools
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from rocketmq_py.store.ha.connection import HAConnection
 from rocketmq_py.store.results import PutMessageResult, PutMessageStatus
+
+if TYPE_CHECKING:
+    from rocketmq_py.store.message_store import MessageStore
 
 _log = logging.getLogger(__name__)
 
@@ -25,17 +29,17 @@ LOG_EVERY_S = 10.0
 
 
 class HAService:
-    def __init__(self, store, host: str, port: int) -> None:
+    def __init__(self, store: MessageStore, host: str, port: int) -> None:
         self.store = store
         self.config = store.config
         self.host = host
         self.port = port
         self.connections: set[HAConnection] = set()
         self.push2slave_max_offset = 0
-        self._waiters: list[tuple[int, int, asyncio.Future]] = []
+        self._waiters: list[tuple[int, int, asyncio.Future[bool]]] = []
         self._sequence = itertools.count()
         self._server: asyncio.AbstractServer | None = None
-        self._handlers: set[asyncio.Task] = set()
+        self._handlers: set[asyncio.Task[None]] = set()
         self._last_timeout_log = 0.0
         self._timeouts_not_logged = 0
 
@@ -113,7 +117,7 @@ class HAService:
             return result
         if self.push2slave_max_offset >= end:
             return result
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         entry = (end, next(self._sequence), future)
         heapq.heappush(self._waiters, entry)
         try:
