@@ -1,11 +1,13 @@
-"""Issue 15, point 3: the compose cluster of docker/compose comes up healthy, and the README's producer
-and consumer commands (examples/produce.py, examples/consume.py) run against it.
+"""Issue 15, point 3: the compose cluster of docker/compose (a name server, two broker groups of a master
+and a slave) comes up healthy, and the README's producer and consumer commands (examples/produce.py,
+examples/consume.py) run against it; then each slave holds its master's CommitLog.
 
 The cluster runs from the image docker/build.sh makes, on free ports (NAMESRV_PORT, BROKER_A_PORT,
 BROKER_B_PORT) under a project name of its own, and is taken down with its volumes at the end.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,7 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from harness import HarnessUnavailable, docker_images
+from harness import HarnessUnavailable, docker_images, wire
 from harness.docker_backend import require_docker
 from harness.processes import free_broker_port, free_port
 
@@ -23,7 +25,7 @@ pytestmark = [pytest.mark.compat, pytest.mark.docker]
 
 REPO = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = REPO / "docker" / "compose" / "docker-compose.yml"
-SERVICES = ("namesrv", "broker-a", "broker-b")
+SERVICES = ("namesrv", "broker-a", "broker-b", "broker-a-s", "broker-b-s")
 HEALTHY_WITHIN_S = 180
 
 
@@ -45,7 +47,8 @@ def cluster():
     image = docker_images.rocketmq_py_image()
     namesrv_port = free_port()
     env = dict(os.environ, ROCKETMQ_PY_IMAGE=image, NAMESRV_PORT=str(namesrv_port),
-               BROKER_A_PORT=str(free_broker_port()), BROKER_B_PORT=str(free_broker_port()))
+               BROKER_A_PORT=str(free_broker_port()), BROKER_B_PORT=str(free_broker_port()),
+               BROKER_A_S_PORT=str(free_broker_port()), BROKER_B_S_PORT=str(free_broker_port()))
     command = [*compose, "-f", str(COMPOSE_FILE), "-p", f"rmqpy{uuid.uuid4().hex[:8]}"]
 
     def run(*args: str, timeout: float = 300) -> str:
@@ -55,7 +58,7 @@ def cluster():
 
     run("up", "-d")
     try:
-        yield run, f"127.0.0.1:{namesrv_port}"
+        yield run, env
     finally:
         subprocess.run([*command, "logs", "--no-color", "--tail", "40"], env=env, timeout=120)
         subprocess.run([*command, "down", "-v", "--timeout", "30"], env=env, capture_output=True, timeout=300)
@@ -71,7 +74,8 @@ def _health(run, service: str) -> str:
 
 
 def test_compose_cluster_comes_up_healthy_and_serves_the_readme_commands(cluster):
-    run, namesrv = cluster
+    run, env = cluster
+    namesrv = f"127.0.0.1:{env['NAMESRV_PORT']}"
     deadline = time.monotonic() + HEALTHY_WITHIN_S
     while True:
         health = {service: _health(run, service) for service in SERVICES}
@@ -93,3 +97,16 @@ def test_compose_cluster_comes_up_healthy_and_serves_the_readme_commands(cluster
     consumed = subprocess.run(example, capture_output=True, text=True, timeout=180)
     assert consumed.returncode == 0, consumed.stdout + consumed.stderr
     assert "received 100/100" in consumed.stdout
+
+    for group in ("A", "B"):
+        master, slave = (f"127.0.0.1:{env[f'BROKER_{group}{suffix}_PORT']}" for suffix in ("", "_S"))
+        deadline = time.monotonic() + 60
+        while _max_offset(slave) != _max_offset(master):
+            assert time.monotonic() < deadline, f"broker-{group.lower()}'s slave did not catch up within 60 s"
+            time.sleep(1)
+        assert _max_offset(master) > 0
+
+
+def _max_offset(addr: str) -> int:
+    _, body = wire.request(addr, wire.GET_BROKER_RUNTIME_INFO, timeout=10)
+    return int(json.loads(body)["table"]["commitLogMaxOffset"])
