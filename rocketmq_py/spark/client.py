@@ -2,14 +2,18 @@
 
 Spark runs the source's methods in plain (non-async) Python processes: the planner and the
 streaming runner on the driver, pooled workers on the executors. Each process keeps one
-:class:`Session` per set of client settings, with a private event loop that the blocking
-calls here run to completion; workers are reused, so connections survive across tasks.
+:class:`Session` per set of client settings; its coroutines all run on the process's one
+event loop (:mod:`rocketmq_py.spark.runtime`), which keeps running between calls so that a
+connection a server closes is dropped at once. Workers are reused, so connections survive
+across tasks.
 """
 from __future__ import annotations
 
 import asyncio
 import collections
 import logging
+import os
+import re
 import threading
 from typing import Any, Iterator
 
@@ -25,6 +29,7 @@ from rocketmq_py.remoting.client import RemotingClient
 from rocketmq_py.remoting.config import RemotingClientConfig
 from rocketmq_py.spark.options import ClientSettings
 from rocketmq_py.spark.planning import DataLossError, QueueBounds, QueueRange
+from rocketmq_py.spark.runtime import process_loop
 
 _log = logging.getLogger(__name__)
 
@@ -39,32 +44,38 @@ def session(settings: ClientSettings) -> "Session":
     """The process's session for these settings (created on first use, reused by later tasks)."""
     with _SESSIONS_LOCK:
         found = _SESSIONS.get(settings)
-        if found is None or found.closed:
+        # A forked worker inherits its parent's sessions, whose connections belong to the parent.
+        if found is None or found.closed or found.pid != os.getpid():
             found = _SESSIONS[settings] = Session(settings)
         return found
 
 
 class Session:
-    """A remoting client and the client API on a private event loop."""
+    """A remoting client and the client API, used from blocking code through the process loop."""
 
     def __init__(self, settings: ClientSettings) -> None:
         self.settings = settings
-        self.loop = asyncio.new_event_loop()
+        self.background = process_loop()
+        self.pid = os.getpid()
         self.closed = False
         credentials = None
         if settings.access_key and settings.secret_key:
             credentials = SessionCredentials(settings.access_key, settings.secret_key, settings.security_token)
-        self.remoting = RemotingClient(config=RemotingClientConfig(use_tls=settings.use_tls))
+
+        async def made() -> RemotingClient:  # made on the loop that will run it
+            return RemotingClient(config=RemotingClientConfig(use_tls=settings.use_tls))
+
+        self.remoting = self.background.run(made())
         self.api = MQClientAPI(self.remoting, credentials=credentials)
 
     def run(self, coroutine):
-        return self.loop.run_until_complete(coroutine)
+        """Run a coroutine on the process loop and wait for it (called from Spark's threads)."""
+        return self.background.run(coroutine)
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
             self.run(self.remoting.shutdown())
-            self.loop.close()
 
     # --- metadata (driver) ---------------------------------------------------------------------
 
@@ -81,10 +92,31 @@ class Session:
         raise RuntimeError(f"no route for topic {topic!r} from name server(s) {self.settings.namesrv_addr}: "
                            f"{error}") from error
 
-    async def _bounds(self, topics: tuple[str, ...]) -> list[QueueBounds]:
+    async def _topic_list(self) -> set[str]:
+        error: Exception | None = None
+        for addr in self.namesrv_addrs():
+            try:
+                return set((await self.api.get_all_topics(addr)).topics)
+            except Exception as failure:  # noqa: BLE001 - try the next name server, report the last failure
+                error = failure
+        raise RuntimeError(f"no topic list from name server(s) {self.settings.namesrv_addr}: {error}") from error
+
+    def topics_matching(self, pattern: str) -> tuple[str, ...]:
+        """The name server's topics that ``pattern`` matches in full (as Kafka's subscribePattern), sorted."""
+        regex = re.compile(pattern)
+        return tuple(sorted(t for t in self.run(self._topic_list()) if regex.fullmatch(t)))
+
+    async def _bounds(self, topics: tuple[str, ...], skip_missing: bool = False) -> list[QueueBounds]:
         queues = []
         for topic in topics:
-            route = await self._route(topic)
+            try:
+                route = await self._route(topic)
+            except RuntimeError:
+                if not skip_missing:
+                    raise
+                # Listed by the name server, but deleted (or never routed) by the time we asked.
+                _log.info("topic %s matched topicPattern but has no route now; skipped", topic)
+                continue
             masters = {b.broker_name: b.broker_addrs.get(MASTER_ID) for b in route.broker_datas}
             for data in route.queue_datas:
                 addr = masters.get(data.broker_name)
@@ -101,9 +133,12 @@ class Session:
 
         return list(await asyncio.gather(*(one(*q) for q in queues)))
 
-    def bounds(self, topics: tuple[str, ...]) -> list[QueueBounds]:
-        """Every readable queue of the topics with its master address and [min, max) offsets."""
-        return self.run(self._bounds(topics))
+    def bounds(self, topics: tuple[str, ...], skip_missing: bool = False) -> list[QueueBounds]:
+        """Every readable queue of the topics with its master address and [min, max) offsets.
+
+        ``skip_missing`` leaves out topics without a route (those found by a pattern) instead of failing.
+        """
+        return self.run(self._bounds(topics, skip_missing))
 
     def offsets_for_timestamp(self, bounds: list[QueueBounds], timestamp_ms: int) -> dict[str, Any]:
         """The first offset stored at or after ``timestamp_ms`` in each queue."""
@@ -111,7 +146,11 @@ class Session:
             mq = MessageQueue(queue.topic, queue.broker_name, queue.queue_id)
             return await self.api.search_offset(queue.broker_addr, mq, timestamp_ms)
 
-        found = self.run(asyncio.gather(*(one(q) for q in bounds)))
+        async def every() -> list[int]:
+            # gather is built inside the coroutine, on the loop that runs it.
+            return list(await asyncio.gather(*(one(q) for q in bounds)))
+
+        found = self.run(every())
         return {q.key: offset for q, offset in zip(bounds, found)}
 
     # --- pulls (executors) -----------------------------------------------------------------------
@@ -143,7 +182,8 @@ class Session:
         next_window = part.start
 
         def issue(offset: int, count: int, front: bool = False) -> None:
-            task = self.loop.create_task(self._pull(part, group, sub_expression, offset, count))
+            # Pulls run on the process loop while this thread turns earlier answers into Arrow batches.
+            task = self.background.submit(self._pull(part, group, sub_expression, offset, count))
             (pending.appendleft if front else pending.append)((offset, count, task))
 
         try:
@@ -155,7 +195,7 @@ class Session:
                 if not pending:
                     return
                 offset, count, task = pending.popleft()
-                code, answer, messages = self.run(task)
+                code, answer, messages = task.result()
                 window_end = offset + count
                 wanted = [m for m in messages if offset <= m.queue_offset < window_end]
                 reached = answer.next_begin_offset if code == ResponseCode.SUCCESS else offset

@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 import asyncio
+import os
 import threading
 from dataclasses import dataclass
 
 from rocketmq_py.common.message import Message
 from rocketmq_py.spark.options import InvalidOptionError, SinkOptions
+from rocketmq_py.spark.runtime import process_loop
 
 OPTIONAL_STRING_COLUMNS = ("topic", "tags", "keys")
 KNOWN_COLUMNS = frozenset({"body", "topic", "tags", "keys", "properties"})
@@ -64,28 +66,33 @@ _PRODUCERS_LOCK = threading.Lock()
 
 
 class _Producer:
-    """An AsyncProducer running on a private loop, kept for the life of the worker process."""
+    """An AsyncProducer on the process loop, kept for the life of the worker process."""
 
     def __init__(self, options: SinkOptions) -> None:
-        import os
-
         from rocketmq_py.client.producer import AsyncProducer
 
-        self.loop = asyncio.new_event_loop()
+        self.background = process_loop()
+        self.pid = os.getpid()
         client = options.client
-        self.producer = AsyncProducer(
-            options.producer_group, namesrv_addr=client.namesrv_addr, send_msg_timeout=options.send_timeout_ms,
-            instance_name=f"spark-{os.getpid()}", use_tls=client.use_tls, access_key=client.access_key,
-            secret_key=client.secret_key, security_token=client.security_token,
-        )
-        self.loop.run_until_complete(self.producer.start())
+
+        async def started() -> AsyncProducer:  # made on the loop that will run it
+            producer = AsyncProducer(
+                options.producer_group, namesrv_addr=client.namesrv_addr, send_msg_timeout=options.send_timeout_ms,
+                instance_name=f"spark-{os.getpid()}", use_tls=client.use_tls, access_key=client.access_key,
+                secret_key=client.secret_key, security_token=client.security_token,
+            )
+            await producer.start()
+            return producer
+
+        self.producer = self.background.run(started())
 
 
 def producer_for(options: SinkOptions) -> _Producer:
     key = (options.client, options.producer_group, options.send_timeout_ms)
     with _PRODUCERS_LOCK:
         found = _PRODUCERS.get(key)
-        if found is None:
+        # A forked worker makes its own: the parent's producer's connections are not its to use.
+        if found is None or found.pid != os.getpid():
             found = _PRODUCERS[key] = _Producer(options)
         return found
 
@@ -131,58 +138,83 @@ def _chunks(messages: list[Message]):
         yield run
 
 
-async def _send_all(producer, batches, plan: ColumnPlan, options: SinkOptions) -> int:
-    from rocketmq_py.client.producer.selector import SelectMessageQueueByHash
+class _Sender:
+    """The sends of one task: its coroutines run on the process loop, fed batch by batch by the task's thread."""
 
-    limit = max(1, options.max_in_flight // BATCH_MESSAGES)
-    pending: set[asyncio.Future[Any]] = set()
-    errors: list[BaseException] = []
-    chains: dict[str, Any] = {}
-    selector = SelectMessageQueueByHash()
-    sent = 0
+    def __init__(self, producer, options: SinkOptions) -> None:
+        from rocketmq_py.client.producer.selector import SelectMessageQueueByHash
 
-    async def send_after(previous: asyncio.Future[Any] | None, run: list[Message], queue) -> None:
+        self.producer = producer
+        self.limit = max(1, options.max_in_flight // BATCH_MESSAGES)
+        self.pending: set[asyncio.Future[Any]] = set()
+        self.errors: list[BaseException] = []
+        self.chains: dict[Any, Any] = {}
+        self.selector = SelectMessageQueueByHash()
+
+    async def _send_after(self, previous: asyncio.Future[Any] | None, run: list[Message], queue) -> None:
         if previous is not None:
             await asyncio.shield(previous)
-        await producer.send(run if len(run) > 1 else run[0], queue)
+        await self.producer.send(run if len(run) > 1 else run[0], queue)
 
-    async def make_room() -> None:
-        nonlocal pending
-        while len(pending) >= limit:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            errors.extend(t.exception() for t in done if t.exception() is not None)
-        if errors:
-            raise RuntimeError(f"a batch send of this task failed: {errors[0]!r}") from errors[0]
+    def _collect(self, done) -> None:
+        self.errors.extend(t.exception() for t in done if t.exception() is not None)
 
-    for batch in batches:
-        messages, shard = messages_of(batch, plan, options)
+    async def _make_room(self) -> None:
+        while len(self.pending) >= self.limit:
+            done, self.pending = await asyncio.wait(self.pending, return_when=asyncio.FIRST_COMPLETED)
+            self._collect(done)
+        if self.errors:
+            raise RuntimeError(f"a batch send of this task failed: {self.errors[0]!r}") from self.errors[0]
+
+    async def add(self, messages: list[Message], shard: list | None) -> None:
+        """Start sending ``messages``; returns when they are all in flight."""
         if shard is None:
             groups = [(None, messages)]
         else:
             by_queue: dict[str, Any] = {}
             for message, key in zip(messages, shard):
-                queues = await producer.fetch_publish_message_queues(message.topic)
-                queue = selector.select(queues, message, "" if key is None else key)
+                queues = await self.producer.fetch_publish_message_queues(message.topic)
+                queue = self.selector.select(queues, message, "" if key is None else key)
                 by_queue.setdefault(queue, []).append(message)
             groups = list(by_queue.items())
         for queue, queued in groups:
             for run in _chunks(queued):
-                await make_room()
+                await self._make_room()
                 # Sends to one chosen queue go one after the other, so a sharding key keeps its order.
-                task = asyncio.ensure_future(send_after(chains.get(queue) if queue else None, run, queue))
+                task = asyncio.ensure_future(self._send_after(self.chains.get(queue) if queue else None, run, queue))
                 if queue is not None:
-                    chains[queue] = task
-                pending.add(task)
-        sent += len(messages)
-    if pending:
-        done, _ = await asyncio.wait(pending)
-        errors.extend(t.exception() for t in done if t.exception() is not None)
-    if errors:
-        raise RuntimeError(f"{len(errors)} batch send(s) of this task failed; the first: {errors[0]!r}") from errors[0]
-    return sent
+                    self.chains[queue] = task
+                self.pending.add(task)
+
+    async def finish(self) -> None:
+        """Wait for every send in flight; raise if any failed."""
+        if self.pending:
+            done, self.pending = await asyncio.wait(self.pending)
+            self._collect(done)
+        if self.errors:
+            raise RuntimeError(f"{len(self.errors)} batch send(s) of this task failed; the first: "
+                               f"{self.errors[0]!r}") from self.errors[0]
+
+    async def abandon(self) -> None:
+        for task in self.pending:
+            task.cancel()
+        await asyncio.gather(*self.pending, return_exceptions=True)
 
 
 def write_batches(batches, plan: ColumnPlan, options: SinkOptions) -> int:
     """Send every row of the Arrow batches; the number of messages sent."""
     holder = producer_for(options)
-    return holder.loop.run_until_complete(_send_all(holder.producer, batches, plan, options))
+    run = holder.background.run
+    sender = _Sender(holder.producer, options)
+    sent = 0
+    try:
+        # Spark's input iterator is read here, in the task's thread; only the sends run on the loop.
+        for batch in batches:
+            messages, shard = messages_of(batch, plan, options)
+            run(sender.add(messages, shard))
+            sent += len(messages)
+        run(sender.finish())
+    except BaseException:
+        run(sender.abandon())
+        raise
+    return sent

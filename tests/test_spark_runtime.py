@@ -1,0 +1,132 @@
+"""The Spark source's one event loop per process (issue 14), without Spark.
+
+Regressions of two failures: ``startingTimestamp`` building an ``asyncio.gather`` outside the loop
+that ran it ("The future belongs to a different loop"), and the flaky route lookup that got "the
+connection closed before the response arrived" from a name server that had closed an idle
+connection while the driver's loop was not running.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+
+import pytest
+
+from rocketmq_py.errors import RemotingSendRequestError
+from rocketmq_py.remoting import RemotingClient, RemotingServer, RemotingServerConfig, create_request
+from rocketmq_py.remoting.blocking import BackgroundLoop
+from rocketmq_py.spark import runtime
+from rocketmq_py.spark.client import Session
+from rocketmq_py.spark.options import ClientSettings
+from rocketmq_py.spark.planning import QueueBounds
+
+from conftest_remoting import ECHO, ServerState, build_processors
+
+IDLE_S = 0.3
+
+
+@pytest.fixture
+def idle_closing_server():
+    """A server that closes a connection idle for IDLE_S, as the Java name server does after 120 s."""
+    background = BackgroundLoop(name="idle-closing-server")
+
+    async def start() -> RemotingServer:
+        server = RemotingServer(processors=build_processors(ServerState()),
+                                config=RemotingServerConfig(server_channel_max_idle_time_seconds=IDLE_S,
+                                                            shutdown_timeout_seconds=2.0))
+        await server.start()
+        return server
+
+    server = background.run(start())
+    yield server
+    background.run(server.shutdown())
+    background.close()
+
+
+def _echo(session_or_loop, client: RemotingClient, addr: str, text: str) -> str:
+    response = session_or_loop(client.invoke(addr, create_request(ECHO, remark=text), 5000))
+    return response.remark
+
+
+def _wait_past_idle_close() -> None:
+    time.sleep(IDLE_S * 5)  # the server's idle check has closed the connection by now
+
+
+def test_a_connection_the_server_closed_between_calls_is_replaced(idle_closing_server):
+    """The root cause of the flaky route lookup, and its fix.
+
+    The source used to run its coroutines with ``run_until_complete`` on a private loop: between two
+    calls nothing ran that loop, so the server's close went unnoticed, the next call wrote into the
+    dead connection and failed with "the connection closed before the response arrived". The process
+    loop runs all the time, sees the close when it happens, and the next call connects again.
+    """
+    session = Session(ClientSettings(namesrv_addr=idle_closing_server.address))
+    try:
+        assert _echo(session.run, session.remoting, idle_closing_server.address, "one") == "one"
+        _wait_past_idle_close()
+        assert session.remoting.connection(idle_closing_server.address) is None, "the close was seen"
+        assert _echo(session.run, session.remoting, idle_closing_server.address, "two") == "two"
+    finally:
+        session.close()
+
+
+def test_the_old_pattern_a_loop_run_only_during_calls_fails_on_the_closed_connection(idle_closing_server):
+    """What the driver did before: the same sequence on a loop run only during calls fails."""
+    loop = asyncio.new_event_loop()
+    try:
+        client = loop.run_until_complete(_made_client())
+        assert _echo(loop.run_until_complete, client, idle_closing_server.address, "one") == "one"
+        _wait_past_idle_close()
+        with pytest.raises(RemotingSendRequestError, match="closed"):
+            _echo(loop.run_until_complete, client, idle_closing_server.address, "two")
+        loop.run_until_complete(client.shutdown())
+    finally:
+        loop.close()
+
+
+async def _made_client() -> RemotingClient:
+    return RemotingClient()
+
+
+def test_offsets_for_timestamp_runs_its_gather_on_the_process_loop(idle_closing_server):
+    """startingTimestamp's per-queue look-ups: gathered inside the coroutine, so on the loop that runs it."""
+    session = Session(ClientSettings(namesrv_addr=idle_closing_server.address))
+    seen = []
+
+    async def search_offset(addr, mq, timestamp_ms):
+        seen.append(asyncio.get_running_loop())
+        await asyncio.sleep(0)
+        return mq.queue_id * 10 + timestamp_ms
+
+    session.api.search_offset = search_offset  # the broker's answer is not what this test is about
+    bounds = [QueueBounds("T", "b", "127.0.0.1:1", qid, 0, 100) for qid in range(4)]
+    try:
+        assert session.offsets_for_timestamp(bounds, 7) == {("T", "b", qid): qid * 10 + 7 for qid in range(4)}
+        assert seen and all(loop is runtime.process_loop().loop for loop in seen)
+    finally:
+        session.close()
+
+
+def test_one_loop_per_process_and_a_new_one_after_fork():
+    first = runtime.process_loop()
+    assert runtime.process_loop() is first
+    assert runtime.run(_thread_name()) == "rocketmq-py-spark"
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's loop thread did not survive the fork
+        try:
+            child = runtime.process_loop()
+            ok = child is not first and runtime.run(_thread_name()) == "rocketmq-py-spark"
+            os.write(write, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    assert os.read(read, 1) == b"1"
+    os.waitpid(pid, 0)
+    os.close(read)
+
+
+async def _thread_name() -> str:
+    return threading.current_thread().name
