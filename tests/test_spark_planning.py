@@ -153,3 +153,71 @@ def test_pyspark_finds_both_sources_by_its_module_scan():
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parent.parent)
     assert done.stdout.strip() == "['rocketmq', 'rocketmq.store']"
+
+
+# --- issue 14 -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spark_option", ["checkpointLocation", "path", "queryName", "spark.sql.anything"])
+def test_spark_own_options_pass_through(spark_option):
+    """writeStream.option("checkpointLocation", ...) reaches the sink's options: it is Spark's, not refused."""
+    sink = parse_sink_options({**NS, "topic": "A", spark_option: "/tmp/x"})
+    assert sink.topic == "A"
+    source = parse_source_options({**NS, "topic": "A", spark_option: "/tmp/x"}, streaming=True)
+    assert source.topics == ("A",) and source.extra == {}
+
+
+def test_new_kafka_like_options():
+    batch = parse_source_options({**NS, "topicPattern": "Orders-.*", "startingTimestamp": "10",
+                                  "endingTimestamp": "20"})
+    assert batch.topics == () and batch.topic_pattern == "Orders-.*"
+    assert (batch.starting_timestamp, batch.ending_timestamp) == (10, 20)
+    stream = parse_source_options({**NS, "topic": "A", "minOffsetsPerTrigger": "5", "maxTriggerDelay": "30s",
+                                   "maxOffsetsPerTrigger": "50"}, streaming=True)
+    assert (stream.min_offsets_per_trigger, stream.max_trigger_delay_ms, stream.max_offsets_per_trigger) == \
+        (5, 30_000, 50)
+    assert parse_source_options({**NS, "topic": "A"}, streaming=True).max_trigger_delay_ms == 15 * 60_000
+    for text, ms in (("250ms", 250), ("2m", 120_000), ("1h", 3_600_000), ("700", 700)):
+        assert parse_source_options({**NS, "topic": "A", "maxTriggerDelay": text},
+                                    streaming=True).max_trigger_delay_ms == ms
+
+
+@pytest.mark.parametrize("options, streaming, message", [
+    ({"topic": "A", "topicPattern": "A.*"}, False, "exclude each other"),
+    ({"topicPattern": "(unclosed"}, False, "not a valid regular expression"),
+    ({"topic": "A", "endingTimestamp": "5"}, True, "endingTimestamp is for batch reads only"),
+    ({"topic": "A", "startingTimestamp": "9", "endingTimestamp": "5"}, False, "is before startingTimestamp"),
+    ({"topic": "A", "minOffsetsPerTrigger": "5"}, False, "minOffsetsPerTrigger is for streaming reads only"),
+    ({"topic": "A", "maxTriggerDelay": "5s"}, False, "maxTriggerDelay is for streaming reads only"),
+    ({"topic": "A", "minOffsetsPerTrigger": "50", "maxOffsetsPerTrigger": "5"}, True, "is more than"),
+    ({"topic": "A", "maxTriggerDelay": "soon"}, True, "must be a duration"),
+    ({"topic": "A", "endingTimestamp": "-1"}, False, "at least 0"),
+])
+def test_new_options_refused_clearly(options, streaming, message):
+    with pytest.raises(InvalidOptionError, match=message):
+        parse_source_options({**NS, **options}, streaming=streaming)
+
+
+def test_sink_refuses_reader_options():
+    for option in ("endingTimestamp", "topicPattern", "minOffsetsPerTrigger", "maxTriggerDelay"):
+        with pytest.raises(InvalidOptionError, match="is for reading"):
+            parse_sink_options({**NS, "topic": "A", option: "1"})
+
+
+def test_trigger_delay_skips_small_batches_until_the_delay_passes():
+    delay = planning.TriggerDelay(min_rows=10, max_delay_ms=1000)
+    assert delay.admits(0, now_ms=0), "the first trigger always runs"
+    assert not delay.admits(9, now_ms=500)
+    assert delay.admits(10, now_ms=600), "enough new messages"
+    assert not delay.admits(1, now_ms=1500)
+    assert delay.admits(1, now_ms=1600), "maxTriggerDelay passed since the last batch"
+    assert planning.TriggerDelay(None, 1).admits(0, now_ms=5)
+
+
+def test_lag_metrics_as_kafka_names_them():
+    consumed = {("A", "b", 0): 5, ("A", "b", 1): 10, ("B", "b", 0): 0}
+    latest = {("A", "b", 0): 10, ("A", "b", 1): 10, ("B", "b", 0): 3}
+    assert planning.lag_metrics(consumed, latest) == {
+        "minOffsetsBehindLatest": "0", "maxOffsetsBehindLatest": "5", "avgOffsetsBehindLatest": "2.7",
+        "offsetsBehindLatest.A": "5", "offsetsBehindLatest.B": "3"}
+    assert planning.lag_metrics({}, {}) == {}
+    assert planning.backlog({("A", "b", 0): 5, ("A", "b", 1): 1}, {("A", "b", 0): 10, ("A", "b", 1): 4}) == 8

@@ -10,7 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RocketMQDataSource", "RocketMQStoreDataSource", "register"]
+__all__ = ["RocketMQDataSource", "RocketMQStoreDataSource", "register", "require_pyspark"]
+
+INSTALL_HINT = "pip install 'rocketmq-py[spark]'"
+
+
+def require_pyspark() -> None:
+    """Raise ``ModuleNotFoundError`` with the install command when pyspark is missing."""
+    try:
+        import pyspark  # noqa: F401
+    except ModuleNotFoundError as error:
+        if error.name != "pyspark":
+            raise
+        raise ModuleNotFoundError(
+            f"the rocketmq Spark data sources need PySpark, which is not installed: {INSTALL_HINT} "
+            "(PySpark 4.x with pandas and pyarrow)", name="pyspark") from None
 
 
 def register(spark: Any) -> None:

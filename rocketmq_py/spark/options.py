@@ -8,6 +8,7 @@ No pyspark import here, so the checks are testable without a JVM.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -16,14 +17,20 @@ LATEST = -1
 
 #: The options this source knows (lower case); any other is an error rather than silently ignored.
 KNOWN_OPTIONS = frozenset({
-    "nameserver", "rocketmq.namesrvaddr", "topic", "startingoffsets", "endingoffsets", "startingtimestamp",
-    "maxoffsetspertrigger", "minpartitions", "failondataloss", "group", "accesskey", "secretkey",
+    "nameserver", "rocketmq.namesrvaddr", "topic", "topicpattern", "startingoffsets", "endingoffsets",
+    "startingtimestamp", "endingtimestamp", "maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay",
+    "minpartitions", "failondataloss", "group", "accesskey", "secretkey",
     "securitytoken", "pullbatchsize", "pulltimeoutms", "pipelinedepth", "subexpression", "usetls",
     # writer
     "shardingkey", "sendtimeoutms", "producergroup", "maxinflight",
-    # Spark adds these itself
-    "path", "paths",
 })
+
+#: Options that belong to Spark, not to this source: they reach the source's option map (for example
+#: ``writeStream.option("checkpointLocation", ...)``) and are let through untouched, never refused.
+SPARK_OPTIONS = frozenset({"path", "paths", "checkpointlocation", "queryname"})
+
+#: Kafka's default maxTriggerDelay.
+DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
 
 
 class InvalidOptionError(ValueError):
@@ -47,12 +54,18 @@ class ClientSettings:
 @dataclass(frozen=True)
 class SourceOptions:
     client: ClientSettings
+    #: The topics named by option ``topic``; empty when ``topic_pattern`` picks them.
     topics: tuple[str, ...]
     #: "earliest", "latest", or {topic: {broker: {queueId: offset}}} with -2/-1 for earliest/latest.
     starting: str | dict[str, Any] = "earliest"
     ending: str | dict[str, Any] = "latest"
     starting_timestamp: int | None = None
+    ending_timestamp: int | None = None
+    #: A regex matched in full against the name server's topic list, re-read at every trigger.
+    topic_pattern: str | None = None
     max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
     min_partitions: int | None = None
     fail_on_data_loss: bool = True
     group: str = "SPARK_READER"
@@ -75,7 +88,8 @@ def _lower(options: Mapping[str, str]) -> dict[str, str]:
 
 
 def _check_known(opts: dict[str, str]) -> None:
-    unknown = sorted(k for k in opts if k not in KNOWN_OPTIONS and not k.startswith("rocketmq."))
+    unknown = sorted(k for k in opts if k not in KNOWN_OPTIONS and k not in SPARK_OPTIONS
+                     and not k.startswith("rocketmq.") and not k.startswith("spark."))
     if unknown:
         raise InvalidOptionError(
             f"unknown rocketmq option(s) {unknown}: see the README's Spark section for the options table"
@@ -105,6 +119,23 @@ def _bool(opts: dict[str, str], name: str, default: bool) -> bool:
     if text in ("false", "0", "no"):
         return False
     raise InvalidOptionError(f"option {name}={raw!r} must be true or false")
+
+
+_DURATION_UNITS_MS = {"ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000,
+                      "d": 86_400_000}
+
+
+def _duration_ms(opts: dict[str, str], name: str, default: int) -> int:
+    """A duration as Spark writes them (``15m``, ``30s``, ``500ms``, ``1h``; a bare number is milliseconds)."""
+    raw = opts.get(name.lower())
+    if raw is None or str(raw).strip() == "":
+        return default
+    text = str(raw).strip().lower()
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz ")
+    unit = text[len(number):].strip() or "ms"
+    if not number.isdigit() or unit not in _DURATION_UNITS_MS:
+        raise InvalidOptionError(f"option {name}={raw!r} must be a duration such as 500ms, 30s, 15m or 1h")
+    return int(number) * _DURATION_UNITS_MS[unit]
 
 
 def parse_client(opts: dict[str, str]) -> ClientSettings:
@@ -175,31 +206,56 @@ def parse_source_options(options: Mapping[str, str], streaming: bool = False) ->
     _check_known(opts)
     client = parse_client(opts)
     topics = tuple(t.strip() for t in (opts.get("topic") or "").split(",") if t.strip())
-    if not topics:
-        raise InvalidOptionError("option topic is required: one topic or several separated by commas")
+    pattern = (opts.get("topicpattern") or "").strip() or None
+    if topics and pattern:
+        raise InvalidOptionError("options topic and topicPattern exclude each other: give one of them")
+    if not topics and not pattern:
+        raise InvalidOptionError("option topic is required: one topic or several separated by commas "
+                                 "(or topicPattern, a regular expression over the name server's topics)")
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise InvalidOptionError(f"option topicPattern={pattern!r} is not a valid regular expression: "
+                                     f"{error}") from None
     starting = parse_offsets_option("startingOffsets", opts.get("startingoffsets"),
                                     "latest" if streaming else "earliest")
-    if streaming and "endingoffsets" in opts:
-        raise InvalidOptionError("option endingOffsets is for batch reads only; a stream has no end")
+    for batch_only in ("endingOffsets", "endingTimestamp"):
+        if streaming and batch_only.lower() in opts:
+            raise InvalidOptionError(f"option {batch_only} is for batch reads only; a stream has no end")
     ending = parse_offsets_option("endingOffsets", opts.get("endingoffsets"), "latest", allow_earliest=False)
     if not streaming and starting == "latest":
         raise InvalidOptionError("option startingOffsets=latest is for streams; a batch read would be empty")
     for name, value in (("startingOffsets", starting), ("endingOffsets", ending)):
-        if isinstance(value, dict):
+        if isinstance(value, dict) and pattern is None:
             strange = sorted(set(value) - set(topics))
             if strange:
                 raise InvalidOptionError(f"option {name} names topic(s) {strange} that option topic does not")
+    for stream_only in ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"):
+        if not streaming and stream_only.lower() in opts:
+            raise InvalidOptionError(f"option {stream_only} is for streaming reads only")
     max_per_trigger = _int(opts, "maxOffsetsPerTrigger", None, 1)
-    if max_per_trigger is not None and not streaming:
-        raise InvalidOptionError("option maxOffsetsPerTrigger is for streaming reads only")
+    min_per_trigger = _int(opts, "minOffsetsPerTrigger", None, 1)
+    if max_per_trigger is not None and min_per_trigger is not None and min_per_trigger > max_per_trigger:
+        raise InvalidOptionError(f"option minOffsetsPerTrigger={min_per_trigger} is more than "
+                                 f"maxOffsetsPerTrigger={max_per_trigger}")
+    starting_timestamp = _int(opts, "startingTimestamp", None, 0)
+    ending_timestamp = _int(opts, "endingTimestamp", None, 0)
+    if starting_timestamp is not None and ending_timestamp is not None and ending_timestamp < starting_timestamp:
+        raise InvalidOptionError(f"option endingTimestamp={ending_timestamp} is before "
+                                 f"startingTimestamp={starting_timestamp}")
     sub_expression = (opts.get("subexpression") or "*").strip() or "*"
     return SourceOptions(
         client=client,
         topics=topics,
         starting=starting,
         ending=ending,
-        starting_timestamp=_int(opts, "startingTimestamp", None, 0),
+        starting_timestamp=starting_timestamp,
+        ending_timestamp=ending_timestamp,
+        topic_pattern=pattern,
         max_offsets_per_trigger=max_per_trigger,
+        min_offsets_per_trigger=min_per_trigger,
+        max_trigger_delay_ms=_duration_ms(opts, "maxTriggerDelay", DEFAULT_MAX_TRIGGER_DELAY_MS),
         min_partitions=_int(opts, "minPartitions", None, 1),
         fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
         group=(opts.get("group") or "SPARK_READER").strip(),
@@ -211,8 +267,9 @@ def parse_source_options(options: Mapping[str, str], streaming: bool = False) ->
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     opts = _lower(options)
     _check_known(opts)
-    for reader_only in ("startingoffsets", "endingoffsets", "startingtimestamp", "maxoffsetspertrigger",
-                        "minpartitions"):
+    for reader_only in ("startingoffsets", "endingoffsets", "startingtimestamp", "endingtimestamp",
+                        "maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay", "minpartitions",
+                        "topicpattern"):
         if reader_only in opts:
             raise InvalidOptionError(f"option {reader_only} is for reading; a rocketmq sink does not take it")
     return SinkOptions(

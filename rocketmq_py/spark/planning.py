@@ -182,3 +182,54 @@ def limit(starts: Mapping[QueueKey, int], latest: Mapping[QueueKey, int], max_ro
             limited[key] += 1
             granted += 1
     return limited
+
+
+def backlog(starts: Mapping[QueueKey, int], latest: Mapping[QueueKey, int]) -> int:
+    """Messages between ``starts`` and ``latest`` over the queues of both (the caller gives new queues a start)."""
+    return sum(max(0, end - starts.get(key, end)) for key, end in latest.items())
+
+
+class TriggerDelay:
+    """``minOffsetsPerTrigger`` with ``maxTriggerDelay``, as Spark's Kafka source admits micro-batches.
+
+    A trigger with fewer than ``min_rows`` new messages is skipped, unless ``max_delay_ms`` has passed
+    since the last batch that ran; the first trigger of a reader always runs.
+    """
+
+    def __init__(self, min_rows: int | None, max_delay_ms: int) -> None:
+        self.min_rows = min_rows
+        self.max_delay_ms = max_delay_ms
+        self.last_batch_ms: float | None = None
+
+    def admits(self, available: int, now_ms: float) -> bool:
+        if self.min_rows is None:
+            return True
+        due = self.last_batch_ms is None or now_ms - self.last_batch_ms >= self.max_delay_ms
+        if due or available >= self.min_rows:
+            self.last_batch_ms = now_ms
+            return True
+        return False
+
+
+def lag_metrics(consumed: Mapping[QueueKey, int], latest: Mapping[QueueKey, int]) -> dict[str, str]:
+    """How far the stream is behind the queues' ends, in the shape Spark's Kafka source reports it.
+
+    ``minOffsetsBehindLatest``, ``maxOffsetsBehindLatest`` and ``avgOffsetsBehindLatest`` over every
+    queue, and ``offsetsBehindLatest.<topic>`` (the sum over the topic's queues); values are strings,
+    as Spark's source metrics are.
+    """
+    behind = {key: max(0, end - consumed.get(key, end)) for key, end in latest.items()}
+    if not behind:
+        return {}
+    values = list(behind.values())
+    metrics = {
+        "minOffsetsBehindLatest": str(min(values)),
+        "maxOffsetsBehindLatest": str(max(values)),
+        "avgOffsetsBehindLatest": f"{sum(values) / len(values):.1f}",
+    }
+    per_topic: dict[str, int] = {}
+    for (topic, _broker, _qid), lag in behind.items():
+        per_topic[topic] = per_topic.get(topic, 0) + lag
+    for topic, lag in sorted(per_topic.items()):
+        metrics[f"offsetsBehindLatest.{topic}"] = str(lag)
+    return metrics

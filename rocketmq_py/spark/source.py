@@ -11,9 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 import logging
+import time
 from dataclasses import dataclass
 
-from pyspark.sql.datasource import (
+from rocketmq_py.spark import require_pyspark
+
+require_pyspark()
+
+from pyspark.sql.datasource import (  # noqa: E402
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
@@ -23,9 +28,9 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from rocketmq_py.spark import planning
-from rocketmq_py.spark.client import session
-from rocketmq_py.spark.options import (
+from rocketmq_py.spark import planning  # noqa: E402
+from rocketmq_py.spark.client import session  # noqa: E402
+from rocketmq_py.spark.options import (  # noqa: E402
     EARLIEST,
     LATEST,
     InvalidOptionError,
@@ -34,8 +39,8 @@ from rocketmq_py.spark.options import (
     parse_sink_options,
     parse_source_options,
 )
-from rocketmq_py.spark.schema import READ_SCHEMA_DDL, batches, read_struct_type
-from rocketmq_py.spark.sink import ColumnPlan, check_write_schema, write_batches
+from rocketmq_py.spark.schema import READ_SCHEMA_DDL, batches, read_struct_type  # noqa: E402
+from rocketmq_py.spark.sink import ColumnPlan, check_write_schema, write_batches  # noqa: E402
 
 try:  # admission control and Trigger.AvailableNow: PySpark 4.2+
     from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
@@ -112,19 +117,34 @@ def _plan(options: SourceOptions, bounds, starts: dict[str, Any], ends: dict[str
     return [InputPartition(part) for part in parts]
 
 
-def _bounds(options: SourceOptions):
-    bounds = session(options.client).bounds(options.topics)
-    for name, spec in (("startingOffsets", options.starting), ("endingOffsets", options.ending)):
-        unknown = planning.unknown_queues(spec, bounds)
-        if unknown:
-            raise InvalidOptionError(f"option {name} names queues the topic route does not have: {unknown}")
+def _topics(options: SourceOptions) -> tuple[str, ...]:
+    """The topics to read: option ``topic``, or what ``topicPattern`` matches on the name server now."""
+    if options.topic_pattern is None:
+        return options.topics
+    found = session(options.client).topics_matching(options.topic_pattern)
+    if not found:
+        _log.info("topicPattern %r matches no topic on %s yet", options.topic_pattern, options.client.namesrv_addr)
+    return found
+
+
+def _bounds(options: SourceOptions, check_specs: bool = True):
+    bounds = session(options.client).bounds(_topics(options), skip_missing=options.topic_pattern is not None)
+    if check_specs:
+        for name, spec in (("startingOffsets", options.starting), ("endingOffsets", options.ending)):
+            unknown = planning.unknown_queues(spec, bounds)
+            if unknown:
+                raise InvalidOptionError(f"option {name} names queues the topic route does not have: {unknown}")
     return bounds
 
 
-def _starts(options: SourceOptions, bounds) -> dict[str, Any]:
-    timestamps = None
-    if options.starting_timestamp is not None:
-        timestamps = session(options.client).offsets_for_timestamp(bounds, options.starting_timestamp)
+def _at_timestamp(options: SourceOptions, bounds, timestamp_ms: int | None) -> dict | None:
+    if timestamp_ms is None:
+        return None
+    return session(options.client).offsets_for_timestamp(bounds, timestamp_ms)
+
+
+def _starts(options: SourceOptions, bounds) -> dict:
+    timestamps = _at_timestamp(options, bounds, options.starting_timestamp)
     return planning.resolve(options.starting, bounds, EARLIEST, timestamps)
 
 
@@ -134,7 +154,8 @@ class RocketMQBatchReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         bounds = _bounds(self.options)
-        ends = planning.resolve(self.options.ending, bounds, LATEST)
+        timestamps = _at_timestamp(self.options, bounds, self.options.ending_timestamp)
+        ends = planning.resolve(self.options.ending, bounds, LATEST, timestamps)
         maxima = {q.key: q.max_offset for q in bounds}
         for key, end in ends.items():
             if end > maxima[key]:
@@ -148,11 +169,22 @@ class RocketMQBatchReader(DataSourceReader):
 
 
 class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    """Offsets ``{"topic": {"broker": {"queueId": next offset}}}`` in Spark's checkpoint."""
+    """Offsets ``{"topic": {"broker": {"queueId": next offset}}}`` in Spark's checkpoint.
+
+    With ``topicPattern`` the name server's topic list is read again at every trigger; queues of
+    topics that appeared since are read from their first offset, as new Kafka partitions are.
+    """
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
-        self._target: dict[str, Any] | None = None
+        self._target: dict | None = None
+        self._latest: dict = {}
+        self._delay = planning.TriggerDelay(options.min_offsets_per_trigger, options.max_trigger_delay_ms)
+
+    def _current(self):
+        bounds = _bounds(self.options, check_specs=False)
+        self._latest = {q.key: q.max_offset for q in bounds}
+        return bounds
 
     def initialOffset(self) -> dict[str, Any]:
         bounds = _bounds(self.options)
@@ -164,19 +196,23 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadAllAvailable() if ReadAllAvailable is not None else None
 
     def prepareForTriggerAvailableNow(self) -> None:
-        bounds = session(self.options.client).bounds(self.options.topics)
-        self._target = {q.key: q.max_offset for q in bounds}
+        self._target = {q.key: q.max_offset for q in self._current()}
 
-    def latestOffset(self, start=None, limit=None) -> dict[str, Any]:
-        bounds = session(self.options.client).bounds(self.options.topics)
-        latest = {q.key: q.max_offset for q in bounds}
+    def latestOffset(self, start=None, limit=None) -> dict:
+        bounds = self._current()
+        latest = dict(self._latest)
         if self._target is not None:
-            latest = {key: min(offset, self._target.get(key, offset)) for key, offset in latest.items()}
+            # Trigger.AvailableNow: nothing past what was there when the query started, new queues included.
+            latest = {key: min(offset, self._target.get(key, offset)) for key, offset in latest.items()
+                      if key in self._target}
         if start is None:  # PySpark before 4.2: no admission control
             return planning.nest(latest)
         starts = planning.flatten(start)
         for queue in bounds:  # queues that appeared since the query started are read from their beginning
-            starts.setdefault(queue.key, queue.min_offset)
+            if queue.key in latest:
+                starts.setdefault(queue.key, queue.min_offset)
+        if self._target is None and not self._delay.admits(planning.backlog(starts, latest), time.time() * 1000):
+            return start  # fewer than minOffsetsPerTrigger new messages and maxTriggerDelay not yet passed
         max_rows = None
         if ReadMaxRows is not None and isinstance(limit, ReadMaxRows):
             max_rows = limit.max_rows
@@ -184,10 +220,23 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             max_rows = self.options.max_offsets_per_trigger
         return planning.nest(planning.limit(starts, latest, max_rows))
 
-    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
+    def reportLatestOffset(self) -> dict:
+        """The queues' end offsets seen at the last trigger: ``latestOffset`` in ``StreamingQuery.lastProgress``."""
+        return planning.nest(self._latest)
+
+    def metrics(self, latestConsumedOffset: dict) -> dict[str, str]:
+        """Offsets behind the latest (min, max, average over queues and a sum per topic), as Kafka's source.
+
+        PySpark 4.3 does not yet pass a Python source's metrics into the progress report (its Python
+        micro-batch stream has no source-metrics hook); the same lag shows there as the difference between
+        ``endOffset`` and ``latestOffset``, and this method gives it in Kafka's names.
+        """
+        return planning.lag_metrics(planning.flatten(latestConsumedOffset or {}), self._latest)
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         if start == end:
             return []
-        bounds = session(self.options.client).bounds(self.options.topics)
+        bounds = _bounds(self.options, check_specs=False)
         starts = planning.flatten(start)
         for queue in bounds:
             starts.setdefault(queue.key, queue.min_offset)

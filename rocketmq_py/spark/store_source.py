@@ -15,12 +15,16 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from rocketmq_py.spark import require_pyspark
 
-from rocketmq_py import codec
-from rocketmq_py.spark.options import InvalidOptionError
-from rocketmq_py.spark.schema import read_struct_type, to_record_batch
-from rocketmq_py.store import layout
+require_pyspark()
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition  # noqa: E402
+
+from rocketmq_py import codec  # noqa: E402
+from rocketmq_py.spark.options import InvalidOptionError  # noqa: E402
+from rocketmq_py.spark.schema import read_struct_type, to_record_batch  # noqa: E402
+from rocketmq_py.store import layout  # noqa: E402
 
 #: sysflag bits of the transaction state (Java's MessageSysFlag): prepared and rollback are not delivered.
 TRANSACTION_TYPE_MASK = 0x3 << 2
