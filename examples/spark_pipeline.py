@@ -3,9 +3,11 @@
     pip install -e '.[spark]'
     python examples/spark_pipeline.py --namesrv 127.0.0.1:9876 --source Orders --target OrderCounts
     python examples/spark_pipeline.py ... --stream --checkpoint /tmp/order-counts   # Structured Streaming
+    spark-submit --master spark://host:7077 examples/spark_pipeline.py ...          # on a cluster
 
 The batch mode reads the whole topic once; the streaming mode keeps its offsets in the checkpoint and
-writes each micro-batch's counts (at most ``--max-per-trigger`` messages a batch) as they arrive.
+writes each micro-batch's counts (at most ``--max-per-trigger`` messages a batch) as they arrive;
+``--available-now`` makes it stop once it has read what was there when it started.
 """
 from __future__ import annotations
 
@@ -21,8 +23,10 @@ def session():
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    spark = SparkSession.builder.master(os.environ.get("SPARK_MASTER", "local[2]")).appName("rocketmq-pipeline") \
-        .config("spark.log.level", "WARN").getOrCreate()
+    builder = SparkSession.builder.appName("rocketmq-pipeline").config("spark.log.level", "WARN")
+    if os.environ.get("SPARK_MASTER"):  # else spark-submit's --master, or local[*] when run with python
+        builder = builder.master(os.environ["SPARK_MASTER"])
+    spark = builder.getOrCreate()
     register(spark)  # PySpark also finds the sources on its own when rocketmq-py is installed
     return spark
 
@@ -44,6 +48,8 @@ def main() -> None:
     parser.add_argument("--stream", action="store_true")
     parser.add_argument("--checkpoint", default="/tmp/rocketmq-spark-pipeline")
     parser.add_argument("--max-per-trigger", default="10000")
+    parser.add_argument("--available-now", action="store_true",
+                        help="with --stream: read what is there now, in micro-batches, then stop")
     args = parser.parse_args()
     spark = session()
     if not args.stream:
@@ -56,10 +62,14 @@ def main() -> None:
     messages = spark.readStream.format("rocketmq").option("nameServer", args.namesrv) \
         .option("topic", args.source).option("startingOffsets", "earliest") \
         .option("maxOffsetsPerTrigger", args.max_per_trigger).load()
-    query = counts_per_tag(messages).writeStream.outputMode("complete").format("rocketmq") \
+    writer = counts_per_tag(messages).writeStream.outputMode("complete").format("rocketmq") \
         .option("nameServer", args.namesrv).option("topic", args.target) \
-        .option("checkpointLocation", args.checkpoint).start()
+        .option("checkpointLocation", args.checkpoint)
+    if args.available_now:
+        writer = writer.trigger(availableNow=True)
+    query = writer.start()
     query.awaitTermination()
+    spark.stop()
 
 
 if __name__ == "__main__":

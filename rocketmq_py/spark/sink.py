@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass
 
 from rocketmq_py.common.message import Message
+from rocketmq_py.spark import tasklog
 from rocketmq_py.spark.options import InvalidOptionError, SinkOptions
 from rocketmq_py.spark.runtime import process_loop
 
@@ -214,6 +215,7 @@ def write_batches(batches, plan: ColumnPlan, options: SinkOptions) -> int:
             run(sender.add(messages, shard))
             sent += len(messages)
         run(sender.finish())
+        tasklog.record("write", messages=sent)
     except BaseException:
         run(sender.abandon())
         raise

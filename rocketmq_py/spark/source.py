@@ -28,7 +28,7 @@ from pyspark.sql.datasource import (  # noqa: E402
     WriterCommitMessage,
 )
 
-from rocketmq_py.spark import planning  # noqa: E402
+from rocketmq_py.spark import planning, tasklog  # noqa: E402
 from rocketmq_py.spark.client import session  # noqa: E402
 from rocketmq_py.spark.options import (  # noqa: E402
     EARLIEST,
@@ -106,6 +106,8 @@ def _read(options: SourceOptions, partition: InputPartition):
     part = partition.value
     if part is None:
         return
+    tasklog.record("read", topic=part.topic, broker=part.broker_name, queue=part.queue_id, start=part.start,
+                   end=part.end)
     client = session(options.client)
     chunks = client.read_range(part, options.group, options.sub_expression, options.fail_on_data_loss)
     yield from batches(chunks, broker_name=part.broker_name)

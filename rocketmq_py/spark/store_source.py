@@ -22,6 +22,7 @@ require_pyspark()
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition  # noqa: E402
 
 from rocketmq_py import codec  # noqa: E402
+from rocketmq_py.spark import tasklog  # noqa: E402
 from rocketmq_py.spark.options import InvalidOptionError  # noqa: E402
 from rocketmq_py.spark.schema import read_struct_type, to_record_batch  # noqa: E402
 from rocketmq_py.store import layout  # noqa: E402
@@ -127,4 +128,5 @@ class RocketMQStoreReader(DataSourceReader):
         return [InputPartition(path) for path in self.options.files]
 
     def read(self, partition: InputPartition):
+        tasklog.record("store-read", file=partition.value)
         yield from read_commit_log_file(partition.value, self.options)
