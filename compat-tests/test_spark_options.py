@@ -19,7 +19,7 @@ from test_producer_acl import acl_cluster  # noqa: F401  (module fixture: a Java
 
 pytest.importorskip("pyspark", reason="the spark extra (pip install -e '.[spark]') is not installed")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # Spark on a loaded 2-core machine is slow
 
 QUEUES = 2
 
@@ -211,9 +211,11 @@ def test_minOffsetsPerTrigger_waits_for_enough_messages_or_maxTriggerDelay(spark
     namesrv, broker = cluster
     topic = _topic(namesrv, broker, "OptMin")
     _write(spark, namesrv, topic, [f"a{i}" for i in range(3)])
+    delay_s = 45
+    began = time.monotonic()
     query = spark.readStream.format("rocketmq").option("nameServer", namesrv).option("topic", topic) \
         .option("startingOffsets", "earliest").option("minOffsetsPerTrigger", "10") \
-        .option("maxTriggerDelay", "8s").load().selectExpr("cast(body as string) as body") \
+        .option("maxTriggerDelay", f"{delay_s}s").load().selectExpr("cast(body as string) as body") \
         .writeStream.format("parquet").option("path", str(tmp_path / "out")) \
         .option("checkpointLocation", str(tmp_path / "cp")).trigger(processingTime="500 milliseconds").start()
 
@@ -221,22 +223,30 @@ def test_minOffsetsPerTrigger_waits_for_enough_messages_or_maxTriggerDelay(spark
         assert query.exception() is None, query.exception()
         return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
 
+    def wait_for(total: int, within_s: float) -> None:
+        deadline = time.monotonic() + within_s
+        while sum(batches()) < total and time.monotonic() < deadline:
+            time.sleep(0.2)
+
     try:
-        deadline = time.monotonic() + 120
-        while not batches() and time.monotonic() < deadline:  # the first trigger always runs
-            time.sleep(0.2)
-        assert batches() == [3]
-        _write(spark, namesrv, topic, [f"b{i}" for i in range(4)])  # fewer than 10: held back
+        wait_for(3, 240)
+        assert batches() == [3], "the first trigger always runs"
+        _write(spark, namesrv, topic, [f"b{i}" for i in range(4)])  # 4 < 10: held back
         time.sleep(3)
-        assert batches() == [3], "a batch below minOffsetsPerTrigger ran before maxTriggerDelay"
-        _write(spark, namesrv, topic, [f"c{i}" for i in range(8)])  # 12 waiting now: runs
-        while len(batches()) < 2 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert batches() == [3, 12]
+        # The delay counts from the first batch, which came after `began`: while less than delay_s has
+        # passed since `began`, the 4 messages must still wait (on a machine too loaded for that, the
+        # delay may have passed already, and they rightly ran).
+        if time.monotonic() - began < delay_s - 1:
+            assert batches() == [3], "a batch below minOffsetsPerTrigger ran before maxTriggerDelay"
+            _write(spark, namesrv, topic, [f"c{i}" for i in range(8)])  # 12 waiting now: runs at once
+            wait_for(15, 240)
+            assert batches() == [3, 12]
+        else:
+            _write(spark, namesrv, topic, [f"c{i}" for i in range(8)])
+            wait_for(15, 240)
         _write(spark, namesrv, topic, ["d0"])  # 1 waiting: runs once maxTriggerDelay has passed
-        while len(batches()) < 3 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert batches() == [3, 12, 1]
+        wait_for(16, delay_s + 240)
+        assert sum(batches()) == 16 and batches()[-1] < 10, batches()
     finally:
         query.stop()
 

@@ -19,7 +19,7 @@ pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install -e
 
 from rocketmq_py.spark import register  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # Spark on a loaded 2-core machine is slow
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = int(os.environ.get("SPARK_TEST_ROWS", "100000"))

@@ -23,7 +23,7 @@ pytest.importorskip("pyspark", reason="the spark extra (pip install -e '.[spark]
 
 from rocketmq_py.spark.tasklog import ENV as TASK_LOG_ENV  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # Spark on a loaded 2-core machine is slow
 
 ROWS = int(os.environ.get("SPARK_STANDALONE_ROWS", "100000"))
 QUEUES = 4

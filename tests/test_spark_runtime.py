@@ -90,20 +90,29 @@ async def _made_client() -> RemotingClient:
     return RemotingClient()
 
 
-def test_offsets_for_timestamp_runs_its_gather_on_the_process_loop(idle_closing_server):
-    """startingTimestamp's per-queue look-ups: gathered inside the coroutine, so on the loop that runs it."""
+def test_offsets_for_timestamp_runs_on_the_process_loop_and_corrects_the_nearest_answer(idle_closing_server):
+    """startingTimestamp's per-queue look-ups are gathered inside the coroutine, so on the loop that runs
+    them; the broker's nearest-offset answer (either side, as Java's ConsumeQueue.getOffsetInQueueByTime)
+    becomes the first offset stored at or after the time."""
     session = Session(ClientSettings(namesrv_addr=idle_closing_server.address))
     seen = []
 
-    async def search_offset(addr, mq, timestamp_ms):
+    async def search_offset(addr, mq, timestamp_ms):  # nearest, as the broker answers: sometimes one early
         seen.append(asyncio.get_running_loop())
-        await asyncio.sleep(0)
-        return mq.queue_id * 10 + timestamp_ms
+        return min(99, timestamp_ms // 10 - (mq.queue_id % 2))
 
-    session.api.search_offset = search_offset  # the broker's answer is not what this test is about
+    async def store_times(queue, offset, count):  # message n stored at 10 * n
+        await asyncio.sleep(0)
+        return [(n, 10 * n) for n in range(offset, min(offset + count, queue.max_offset))]
+
+    session.api.search_offset = search_offset
+    session._store_times = store_times
     bounds = [QueueBounds("T", "b", "127.0.0.1:1", qid, 0, 100) for qid in range(4)]
     try:
-        assert session.offsets_for_timestamp(bounds, 7) == {("T", "b", qid): qid * 10 + 7 for qid in range(4)}
+        assert session.offsets_for_timestamp(bounds, 55) == {("T", "b", qid): 6 for qid in range(4)}
+        assert session.offsets_for_timestamp(bounds, 60) == {("T", "b", qid): 6 for qid in range(4)}
+        assert session.offsets_for_timestamp(bounds, 0) == {("T", "b", qid): 0 for qid in range(4)}
+        assert session.offsets_for_timestamp(bounds, 5000) == {("T", "b", qid): 100 for qid in range(4)}
         assert seen and all(loop is runtime.process_loop().loop for loop in seen)
     finally:
         session.close()

@@ -140,11 +140,20 @@ class Session:
         """
         return self.run(self._bounds(topics, skip_missing))
 
-    def offsets_for_timestamp(self, bounds: list[QueueBounds], timestamp_ms: int) -> dict[str, Any]:
-        """The first offset stored at or after ``timestamp_ms`` in each queue."""
+    def offsets_for_timestamp(self, bounds: list[QueueBounds], timestamp_ms: int) -> dict:
+        """The first offset stored at or after ``timestamp_ms`` in each queue (its max offset when none is).
+
+        The broker's SEARCH_OFFSET_BY_TIMESTAMP answers the offset whose store time is *nearest* (either
+        side, or the last message when the time is past all of them), so the answer is corrected here by
+        reading the store times around it, as Kafka's offsetsForTimes promises.
+        """
         async def one(queue: QueueBounds) -> int:
+            if queue.max_offset <= queue.min_offset:
+                return queue.max_offset
             mq = MessageQueue(queue.topic, queue.broker_name, queue.queue_id)
-            return await self.api.search_offset(queue.broker_addr, mq, timestamp_ms)
+            near = await self.api.search_offset(queue.broker_addr, mq, timestamp_ms)
+            return await self._first_at_or_after(queue, min(max(near, queue.min_offset), queue.max_offset),
+                                                 timestamp_ms)
 
         async def every() -> list[int]:
             # gather is built inside the coroutine, on the loop that runs it.
@@ -152,6 +161,31 @@ class Session:
 
         found = self.run(every())
         return {q.key: offset for q, offset in zip(bounds, found)}
+
+    async def _store_times(self, queue: QueueBounds, offset: int, count: int) -> list[tuple[int, int]]:
+        part = QueueRange(queue.topic, queue.broker_name, queue.broker_addr, queue.queue_id, offset, offset + count)
+        code, _, messages = await self._pull(part, "SPARK_TIMESTAMP_LOOKUP", "*", offset, count)
+        if code != ResponseCode.SUCCESS:
+            return []
+        return [(m.queue_offset, m.store_timestamp) for m in messages if offset <= m.queue_offset < offset + count]
+
+    async def _first_at_or_after(self, queue: QueueBounds, offset: int, timestamp_ms: int) -> int:
+        # Back while the message before is still at or after the time (store times do not decrease in a queue).
+        while offset > queue.min_offset:
+            before = await self._store_times(queue, offset - 1, 1)
+            if not before or before[0][1] < timestamp_ms:
+                break
+            offset -= 1
+        # Forward past messages stored before the time.
+        while offset < queue.max_offset:
+            times = await self._store_times(queue, offset, min(32, queue.max_offset - offset))
+            if not times:
+                break
+            for queue_offset, stored in times:
+                if stored >= timestamp_ms:
+                    return queue_offset
+            offset = times[-1][0] + 1
+        return min(offset, queue.max_offset)
 
     # --- pulls (executors) -----------------------------------------------------------------------
 
