@@ -69,6 +69,7 @@ class StandaloneCluster:
 
     def __init__(self, workdir: Path, workers: int = 2) -> None:
         self.workdir = workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
         self.workers = workers
         self.port = _free_port()
         self.web_port = _free_port()
