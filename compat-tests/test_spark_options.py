@@ -13,11 +13,11 @@ import uuid
 
 import pytest
 from harness import mqadmin
-from harness.spark import local_session
+from harness.spark import local_session, pyspark_or_skip
 from test_broker_java_clients import PythonBroker, py_namesrv  # noqa: F401  (module fixture)
 from test_producer_acl import acl_cluster  # noqa: F401  (module fixture: a Java broker with aclEnable)
 
-pytest.importorskip("pyspark", reason="the spark extra (pip install -e '.[spark]') is not installed")
+pyspark_or_skip()
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # Spark on a loaded 2-core machine is slow
 

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import base64
 import os
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 from harness import mqadmin, run_peer
+from harness.spark import local_session, pyspark_or_skip
 from test_broker_java_clients import PythonBroker, py_namesrv  # noqa: F401  (module fixture)
 
-pyspark = pytest.importorskip("pyspark", reason="the spark extra (pip install -e '.[spark]') is not installed")
-
-from rocketmq_py.spark import register  # noqa: E402
+pyspark_or_skip()
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # Spark on a loaded 2-core machine is slow
 
@@ -30,22 +28,9 @@ def _name(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark():
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    session = (SparkSession.builder.master("local[2]").appName("rocketmq-py-tests")
-               .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.log.level", "ERROR").config("spark.sql.shuffle.partitions", "2")
-               .getOrCreate())
-    register(session)
-    yield session
-    session.stop()
+    return local_session()
 
 
 @pytest.fixture(scope="module")

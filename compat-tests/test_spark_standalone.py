@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 from harness import mqadmin
-from harness.spark import ROOT, StandaloneCluster, python_env, spark_home
+from harness.spark import ROOT, StandaloneCluster, pyspark_or_skip, python_env, spark_home
 
-pytest.importorskip("pyspark", reason="the spark extra (pip install -e '.[spark]') is not installed")
+pyspark_or_skip()
 
 from rocketmq_py.spark.tasklog import ENV as TASK_LOG_ENV  # noqa: E402
 

@@ -177,3 +177,16 @@ class StandaloneCluster:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(10)
+
+
+def pyspark_or_skip():
+    """pyspark, or a skip of the module when the spark extra is missing; with CI=true a missing pyspark fails."""
+    import pytest
+
+    try:
+        import pyspark
+    except ModuleNotFoundError:
+        if os.environ.get("CI") == "true":
+            raise RuntimeError("pyspark is missing and CI=true: ci/setup.sh installs the spark extra") from None
+        pytest.skip("the spark extra (pip install -e '.[spark]') is not installed", allow_module_level=True)
+    return pyspark
