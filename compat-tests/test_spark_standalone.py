@@ -104,9 +104,13 @@ def test_batch_write_and_read_of_100k_messages_on_two_executors(standalone, java
         .option("minPartitions", "8").load()
     summary = df.selectExpr("count(*) as n", "count(distinct body) as bodies",
                             "count(distinct queueId, queueOffset) as positions").collect()[0]
-    assert (summary.n, summary.bodies, summary.positions) == (ROWS, ROWS, ROWS)
+    # Every row arrived and was read once. The sink is at-least-once: a write task that failed after some
+    # sends (other than the broker's flow control, which is sent again) is rerun by Spark and sends them
+    # again, so the topic may hold more messages than rows; the read returns each stored message once.
+    assert summary.bodies == ROWS
+    assert summary.n == summary.positions >= ROWS
     reads = [t for t in _tasks(task_log, "read") if t["topic"] == topic]
-    assert sum(t["end"] - t["start"] for t in reads) >= ROWS
+    assert sum(t["end"] - t["start"] for t in reads) == summary.n
     _assert_ran_on_executors(cluster, reads)
 
 

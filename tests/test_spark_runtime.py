@@ -139,3 +139,37 @@ def test_one_loop_per_process_and_a_new_one_after_fork():
 
 async def _thread_name() -> str:
     return threading.current_thread().name
+
+
+def test_the_sink_sends_a_batch_again_when_the_broker_is_busy(monkeypatch):
+    """SYSTEM_BUSY (the broker's flow control) drops a request unread: sending again adds no duplicate,
+    where failing the task would make Spark send the task's earlier batches twice."""
+    from rocketmq_py.common.message import Message
+    from rocketmq_py.errors import SystemBusyError
+    from rocketmq_py.spark import sink
+
+    monkeypatch.setattr(sink, "BUSY_RETRY_DELAYS_S", (0.01, 0.01))
+
+    class Busy:
+        def __init__(self, refusals: int) -> None:
+            self.refusals, self.stored = refusals, []
+
+        async def send(self, message, queue=None):
+            if self.refusals:
+                self.refusals -= 1
+                raise SystemBusyError("[TIMEOUT_CLEAN_QUEUE]broker busy")
+            self.stored.extend(message if isinstance(message, list) else [message])
+
+    options = sink.SinkOptions(client=ClientSettings(namesrv_addr="127.0.0.1:1"), topic="T")
+    messages = [Message("T", f"m{i}".encode()) for i in range(3)]
+
+    async def send_all(producer) -> None:
+        sender = sink._Sender(producer, options)
+        await sender.add(messages, None)
+        await sender.finish()
+
+    patient = Busy(refusals=2)
+    runtime.run(send_all(patient))
+    assert [m.body for m in patient.stored] == [b"m0", b"m1", b"m2"]
+    with pytest.raises(RuntimeError, match="SystemBusyError"):
+        runtime.run(send_all(Busy(refusals=10)))

@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 import asyncio
+import logging
 import os
 import threading
 from dataclasses import dataclass
 
 from rocketmq_py.common.message import Message
+from rocketmq_py.errors import SystemBusyError
 from rocketmq_py.spark import tasklog
 from rocketmq_py.spark.options import InvalidOptionError, SinkOptions
 from rocketmq_py.spark.runtime import process_loop
@@ -62,7 +64,17 @@ def check_write_schema(fields: list[tuple[str, str]], options: SinkOptions) -> C
                       options.sharding_key)
 
 
-_PRODUCERS: dict[str, Any] = {}
+#: Waits before sending a batch again that the broker refused with SYSTEM_BUSY (its flow control).
+BUSY_RETRY_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0)
+
+_log = logging.getLogger(__name__)
+
+
+def _busy(error: BaseException) -> bool:
+    return isinstance(error, SystemBusyError) or isinstance(error.__cause__, SystemBusyError)
+
+
+_PRODUCERS: dict[Any, Any] = {}
 _PRODUCERS_LOCK = threading.Lock()
 
 
@@ -155,6 +167,17 @@ class _Sender:
     async def _send_after(self, previous: asyncio.Future[Any] | None, run: list[Message], queue) -> None:
         if previous is not None:
             await asyncio.shield(previous)
+        for delay_s in BUSY_RETRY_DELAYS_S:
+            try:
+                await self.producer.send(run if len(run) > 1 else run[0], queue)
+                return
+            except Exception as error:  # noqa: BLE001 - only the broker's flow control is retried
+                if not _busy(error):
+                    raise
+                # The broker dropped the request unread (flow control): sending again adds no duplicate,
+                # where failing the task would make Spark send the task's earlier batches a second time.
+                _log.info("broker busy (%s); sending %d message(s) again in %.1f s", error, len(run), delay_s)
+                await asyncio.sleep(delay_s)
         await self.producer.send(run if len(run) > 1 else run[0], queue)
 
     def _collect(self, done) -> None:
