@@ -66,20 +66,20 @@ def _ancestors(pid: int) -> list[tuple[int, str]]:
     return chain
 
 
-def _assert_ran_on_executors(cluster: StandaloneCluster, tasks: list[dict]) -> set[int]:
-    """Each task's Python worker descends from a CoarseGrainedExecutorBackend JVM under a Worker; both workers
-    took part. Returns the executor JVM pids."""
+def _assert_ran_on_executors(cluster: StandaloneCluster, tasks: list[dict]) -> None:
+    """Each task's Python worker descends from a CoarseGrainedExecutorBackend JVM under a Worker, and the
+    tasks ran under both workers."""
     assert tasks, "no task recorded where it ran"
-    executors = set()
+    workers = set()
     for task in tasks:
-        assert task["pid"] != os.getpid(), "a read ran in the driver"
-        chain = _ancestors(task["ppid"])  # the pyspark daemon that forked the worker
-        backend = [pid for pid, cmd in chain if "CoarseGrainedExecutorBackend" in cmd]
-        assert backend, f"task {task} did not run under an executor JVM: {chain}"
-        assert any(pid in cluster.worker_pids() for pid, _ in chain), f"task {task} not under a Worker: {chain}"
-        executors.add(backend[0])
-    assert len(executors) == 2, f"the tasks ran under {len(executors)} executor JVM(s), not both workers'"
-    return executors
+        assert task["pid"] != os.getpid(), "a task ran in the driver"
+        chain = _ancestors(task["ppid"])  # the pyspark daemon that forked the worker, and its parents
+        assert any("CoarseGrainedExecutorBackend" in cmd for _, cmd in chain), \
+            f"task {task} did not run under an executor JVM: {chain}"
+        under = [pid for pid, _ in chain if pid in cluster.worker_pids()]
+        assert under, f"task {task} did not run under a Worker: {chain}"
+        workers.add(under[0])
+    assert workers == set(cluster.worker_pids()), "the tasks did not run on both workers"
 
 
 def _topic(java_namesrv, java_broker, prefix: str) -> str:
@@ -118,7 +118,7 @@ def _submit(cluster: StandaloneCluster, script: Path, *args: str, log: Path) -> 
     env = python_env()
     conf = ["--conf", f"spark.executorEnv.{TASK_LOG_ENV}={os.environ[TASK_LOG_ENV]}",
             "--conf", "spark.executor.memory=512m", "--conf", "spark.driver.memory=512m",
-            "--conf", "spark.cores.max=2", "--conf", "spark.ui.enabled=false",
+            "--conf", "spark.cores.max=2", "--conf", "spark.executor.cores=1", "--conf", "spark.ui.enabled=false",
             "--conf", "spark.driver.host=127.0.0.1", "--conf", f"spark.executorEnv.PYTHONPATH={env['PYTHONPATH']}"]
     out = open(log, "ab")
     return subprocess.Popen([str(spark_home() / "bin" / "spark-submit"), "--master", cluster.master_url, *conf,

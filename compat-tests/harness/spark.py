@@ -20,6 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Small enough that a master, two workers, their executors and the driver fit a loaded 2-core CI machine.
+#: Each worker offers two cores and room for two executors, so that a spark-submit application gets one
+#: executor on each worker while the tests' own application holds the other two.
+WORKER_CORES = 2
 WORKER_MEMORY = "1g"
 EXECUTOR_MEMORY = "512m"
 DAEMON_MEMORY = "256m"
@@ -65,7 +68,11 @@ def local_session(app: str = "rocketmq-py-tests"):
 
 
 class StandaloneCluster:
-    """A Spark master and two workers, each its own JVM process, on loopback."""
+    """A Spark master and two workers, each its own JVM process, on loopback.
+
+    An application gets one one-core executor on each worker (``spark.cores.max`` = workers,
+    ``spark.executor.cores`` = 1; the master spreads executors out).
+    """
 
     def __init__(self, workdir: Path, workers: int = 2) -> None:
         self.workdir = workdir
@@ -101,7 +108,7 @@ class StandaloneCluster:
             work = self.workdir / f"worker-{index}"
             work.mkdir(parents=True, exist_ok=True)
             self._spawn(f"worker-{index}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                        "--cores", "1", "--memory", WORKER_MEMORY, "--webui-port", str(_free_port()),
+                        "--cores", str(WORKER_CORES), "--memory", WORKER_MEMORY, "--webui-port", str(_free_port()),
                         "--work-dir", str(work), self.master_url)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
