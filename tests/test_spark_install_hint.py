@@ -4,12 +4,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_import_without_pyspark_gives_the_install_command():
+def test_import_without_pyspark_gives_the_install_command(tmp_path):
     # A meta-path finder that hides pyspark, as on a machine where the spark extra is not installed.
     script = textwrap.dedent("""
         import importlib.abc, sys
@@ -28,7 +25,7 @@ def test_import_without_pyspark_gives_the_install_command():
             else:
                 print("imported")
     """)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 2
