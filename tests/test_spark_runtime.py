@@ -173,3 +173,23 @@ def test_the_sink_sends_a_batch_again_when_the_broker_is_busy(monkeypatch):
     assert [m.body for m in patient.stored] == [b"m0", b"m1", b"m2"]
     with pytest.raises(RuntimeError, match="SystemBusyError"):
         runtime.run(send_all(Busy(refusals=10)))
+
+
+def test_producers_of_other_settings_get_client_instances_of_their_own(monkeypatch):
+    """A plain and a TLS sink in one worker both use group SPARK_WRITER: one client instance takes a group once."""
+    from rocketmq_py.spark import sink
+
+    made = []
+
+    class Recorded:
+        def __init__(self, options, instance_name):
+            self.pid = os.getpid()
+            made.append(instance_name)
+
+    monkeypatch.setattr(sink, "_Producer", Recorded)
+    monkeypatch.setattr(sink, "_PRODUCERS", {})
+    plain = sink.SinkOptions(client=ClientSettings(namesrv_addr="127.0.0.1:1"), topic="T")
+    tls = sink.SinkOptions(client=ClientSettings(namesrv_addr="127.0.0.1:1", use_tls=True), topic="T")
+    assert sink.producer_for(plain) is sink.producer_for(plain)
+    sink.producer_for(tls)
+    assert len(made) == 2 and len(set(made)) == 2

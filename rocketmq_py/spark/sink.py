@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import asyncio
+import itertools
 import logging
 import os
 import threading
@@ -75,13 +76,14 @@ def _busy(error: BaseException) -> bool:
 
 
 _PRODUCERS: dict[Any, Any] = {}
+_INSTANCES = itertools.count()
 _PRODUCERS_LOCK = threading.Lock()
 
 
 class _Producer:
     """An AsyncProducer on the process loop, kept for the life of the worker process."""
 
-    def __init__(self, options: SinkOptions) -> None:
+    def __init__(self, options: SinkOptions, instance_name: str) -> None:
         from rocketmq_py.client.producer import AsyncProducer
 
         self.background = process_loop()
@@ -91,7 +93,7 @@ class _Producer:
         async def started() -> AsyncProducer:  # made on the loop that will run it
             producer = AsyncProducer(
                 options.producer_group, namesrv_addr=client.namesrv_addr, send_msg_timeout=options.send_timeout_ms,
-                instance_name=f"spark-{os.getpid()}", use_tls=client.use_tls, access_key=client.access_key,
+                instance_name=instance_name, use_tls=client.use_tls, access_key=client.access_key,
                 secret_key=client.secret_key, security_token=client.security_token,
             )
             await producer.start()
@@ -106,7 +108,9 @@ def producer_for(options: SinkOptions) -> _Producer:
         found = _PRODUCERS.get(key)
         # A forked worker makes its own: the parent's producer's connections are not its to use.
         if found is None or found.pid != os.getpid():
-            found = _PRODUCERS[key] = _Producer(options)
+            # A client instance takes a producer group once: producers of other settings (TLS, credentials,
+            # name server) in this process get instances of their own.
+            found = _PRODUCERS[key] = _Producer(options, f"spark-{os.getpid()}-{next(_INSTANCES)}")
         return found
 
 
