@@ -349,9 +349,10 @@ def test_sendTimeoutMs_producerGroup_maxInFlight_and_checkpointLocation_of_a_str
 
 # --- security ---------------------------------------------------------------------------------
 
-def test_useTLS_reads_and_writes_over_tls(spark, cluster):
-    """Both brokers' default TLS mode takes TLS and plain connections alike (Java's permissive mode)."""
-    namesrv, broker = cluster
+def test_useTLS_reads_and_writes_over_tls(spark, java_namesrv, java_broker):
+    """Java's servers take TLS and plain connections alike by default (tls.server.mode=permissive); ours
+    default to disabled (rocketmq_py.remoting.tls) and are tested with TLS in test_tls.py."""
+    namesrv, broker = java_namesrv.addr, java_broker
     topic = _topic(namesrv, broker, "OptTls")
     _write(spark, namesrv, topic, [f"t{i}" for i in range(20)], useTLS="true")
     assert _bodies(_read(spark, namesrv, topic=topic, useTLS="true")) == sorted(f"t{i}" for i in range(20))
