@@ -52,32 +52,17 @@ def _tasks(task_log: Path, kind: str) -> list[dict]:
     return [line for line in lines if line["kind"] == kind]
 
 
-def _ancestors(pid: int) -> list[tuple[int, str]]:
-    """(pid, command line) of the process and its parents, from /proc."""
-    chain = []
-    while pid > 1:
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            break
-        chain.append((pid, cmdline))
-        pid = int(stat.rsplit(")", 1)[1].split()[1])
-    return chain
-
-
 def _assert_ran_on_executors(cluster: StandaloneCluster, tasks: list[dict]) -> None:
-    """Each task's Python worker descends from a CoarseGrainedExecutorBackend JVM under a Worker, and the
-    tasks ran under both workers."""
+    """Each task ran in a Python worker under an executor JVM (CoarseGrainedExecutorBackend) under one of
+    the Workers, as recorded when it ran (a killed driver's executors are gone by now), and the tasks ran
+    under both workers."""
     assert tasks, "no task recorded where it ran"
     workers = set()
     for task in tasks:
         assert task["pid"] != os.getpid(), "a task ran in the driver"
-        chain = _ancestors(task["ppid"])  # the pyspark daemon that forked the worker, and its parents
-        assert any("CoarseGrainedExecutorBackend" in cmd for _, cmd in chain), \
-            f"task {task} did not run under an executor JVM: {chain}"
-        under = [pid for pid, _ in chain if pid in cluster.worker_pids()]
-        assert under, f"task {task} did not run under a Worker: {chain}"
+        assert task["executorJvm"] is not None, f"task {task} did not run under an executor JVM"
+        under = [pid for pid in task["ancestors"] if pid in cluster.worker_pids()]
+        assert under, f"task {task} did not run under a Worker"
         workers.add(under[0])
     assert workers == set(cluster.worker_pids()), "the tasks did not run on both workers"
 
