@@ -13,8 +13,9 @@ import uuid
 
 import pytest
 from harness import mqadmin
+from harness.py_servers import PythonBroker
 from harness.spark import local_session, pyspark_or_skip
-from test_broker_java_clients import PythonBroker, py_namesrv  # noqa: F401  (module fixture)
+from test_broker_java_clients import py_namesrv  # noqa: F401  (module fixture)
 from test_producer_acl import acl_cluster  # noqa: F401  (module fixture: a Java broker with aclEnable)
 
 pyspark_or_skip()

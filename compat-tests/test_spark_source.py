@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 from harness import mqadmin, run_peer
+from harness.py_servers import PythonBroker
 from harness.spark import local_session, pyspark_or_skip
-from test_broker_java_clients import PythonBroker, py_namesrv  # noqa: F401  (module fixture)
+from test_broker_java_clients import py_namesrv  # noqa: F401  (module fixture)
 
 pyspark_or_skip()
 
