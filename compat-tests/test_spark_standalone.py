@@ -26,6 +26,8 @@ from rocketmq_py.spark.tasklog import ENV as TASK_LOG_ENV  # noqa: E402
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # Spark on a loaded 2-core machine is slow
 
 ROWS = int(os.environ.get("SPARK_STANDALONE_ROWS", "100000"))
+#: spark-submit drivers started by the tests, killed when the module ends if still running.
+SUBMITTED: list[subprocess.Popen] = []
 QUEUES = 4
 
 
@@ -43,6 +45,10 @@ def standalone(tmp_path_factory):
         yield cluster, spark, task_log
         spark.stop()
     finally:
+        for driver in SUBMITTED:
+            if driver.poll() is None:
+                os.killpg(driver.pid, signal.SIGKILL)
+                driver.wait(30)
         os.environ.pop(TASK_LOG_ENV, None)
         cluster.stop()
 
@@ -106,9 +112,11 @@ def _submit(cluster: StandaloneCluster, script: Path, *args: str, log: Path) -> 
             "--conf", "spark.cores.max=2", "--conf", "spark.executor.cores=1", "--conf", "spark.ui.enabled=false",
             "--conf", "spark.driver.host=127.0.0.1", "--conf", f"spark.executorEnv.PYTHONPATH={env['PYTHONPATH']}"]
     out = open(log, "ab")
-    return subprocess.Popen([str(spark_home() / "bin" / "spark-submit"), "--master", cluster.master_url, *conf,
-                             str(script), *args], stdout=out, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
+    process = subprocess.Popen([str(spark_home() / "bin" / "spark-submit"), "--master", cluster.master_url, *conf,
+                                str(script), *args], stdout=out, stderr=subprocess.STDOUT, env=env,
+                               start_new_session=True)
+    SUBMITTED.append(process)
+    return process
 
 
 def _finish(process: subprocess.Popen, log: Path, timeout: float = 300) -> None:
