@@ -103,13 +103,21 @@ async def test_a_pull_stays_within_one_consume_queue_file(store):
     assert bodies(store.get_messages("g", "T", 0, 10, 32)) == [f"m{i}".encode() for i in range(10, 15)]
 
 
+async def put_in_distinct_milliseconds(store, count):
+    """One message per millisecond: several messages stored in the same millisecond make the lookup by
+    that time answer whichever of them Java's binary search meets first, not necessarily the first."""
+    for _ in range(count):
+        await put(store, 1)
+        time.sleep(0.003)
+
+
 async def test_time_lookups(store):
     before = int(time.time() * 1000)
-    await put(store, 3)
+    await put_in_distinct_milliseconds(store, 3)
     time.sleep(0.05)
     middle = int(time.time() * 1000)
     time.sleep(0.05)
-    await put(store, 3)
+    await put_in_distinct_milliseconds(store, 3)
     earliest = store.get_earliest_message_time("T", 0)
     assert before <= earliest <= middle
     assert store.get_offset_in_queue_by_time("T", 0, earliest) == 0
@@ -118,6 +126,17 @@ async def test_time_lookups(store):
     assert store.get_message_store_timestamp("T", 0, 4) >= middle
     assert store.get_earliest_message_time() == earliest
     assert store.get_earliest_message_time("nope", 0) == -1
+
+
+async def test_a_time_shared_by_several_messages_finds_one_of_them(store):
+    # Java's search stops at the first unit it probes whose time equals the one asked for, so with six
+    # messages stored at one instant it answers the middle one; we answer the same.
+    await put(store, 6)
+    times = [store.get_message_store_timestamp("T", 0, offset) for offset in range(6)]
+    found = store.get_offset_in_queue_by_time("T", 0, times[0])
+    assert times[found] == times[0]
+    if len(set(times)) == 1:
+        assert found == 2
 
 
 async def test_lookup_by_offset_and_key(store):
