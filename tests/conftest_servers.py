@@ -3,6 +3,11 @@ every record a traceback rides on (a traceback in a server log means a bug in ou
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -119,3 +124,55 @@ async def send_and_consume(addr: str, topic: str, body: bytes) -> None:
         assert codec.decode_store_records(pulled.body)[0].body == body
     finally:
         await client.shutdown()
+
+
+# --- a broker as its own process (`rocketmq-py broker -c broker.conf`) ------------------------------------
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_broker_conf(path: Path, store: Path, port: int, **extra: object) -> Path:
+    """A broker.conf for a broker on loopback with small store files (``extra`` in Java's key spelling)."""
+    settings = {"brokerName": "proc-broker", "listenPort": port, "brokerIP1": "127.0.0.1", "brokerIP2": "127.0.0.1",
+                "storePathRootDir": store, "mappedFileSizeCommitLog": 4 * 1024 * 1024,
+                "mappedFileSizeConsumeQueue": 20_000, "maxHashSlotNum": 1000, "maxIndexNum": 4000,
+                "namesrvAddr": "127.0.0.1:1", "fastChannelEnable": "false", **extra}
+    path.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
+    return path
+
+
+def start_broker_process(conf: Path, log: Path) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    with open(log, "ab") as out:
+        return subprocess.Popen([sys.executable, "-m", "rocketmq_py", "broker", "-c", str(conf)], stdout=out,
+                                stderr=subprocess.STDOUT, env=env)
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, log: Path, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            assert proc.poll() is None, f"the broker exited with {proc.returncode}:\n{log.read_text()}"
+            assert time.monotonic() < deadline, f"the broker did not listen in {timeout_s} s:\n{log.read_text()}"
+            time.sleep(0.1)
+
+
+def stop_process(proc: subprocess.Popen, timeout_s: float = 60) -> int:
+    """SIGTERM, then wait; kills it (and fails the caller's check) only when it does not stop."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
