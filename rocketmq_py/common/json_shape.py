@@ -5,7 +5,8 @@ request fails whole; a lenient Python decoder would instead let a number where
 a name belongs (or ``null`` where a number belongs) into the server's tables.
 A shape here is the Java class written as data:
 
-* ``str``, ``bool``, :data:`INT` (Java ``int``/``Integer``), :data:`LONG`;
+* ``str`` (an integer is taken as its text, as fastjson does), ``bool``,
+  :data:`INT` (Java ``int``/``Integer``), :data:`LONG`;
 * an :class:`enum.Enum` class: its name, or its ordinal (fastjson reads both;
   an ordinal is turned into the name here);
 * ``[shape]``: a JSON array (or ``null``) of that shape;
@@ -64,6 +65,8 @@ def check(value: Any, shape: Any, path: str) -> Any:
     if shape is str:
         if isinstance(value, str):
             return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)  # fastjson reads a number into a String field as its text
     elif shape is bool:
         if isinstance(value, bool):
             return value
