@@ -307,3 +307,22 @@ def test_both_name_servers_restart_cleanly_after_the_malformed_registrations(bot
         with _register_and_hold(server.addr):
             _routes_are_sound(server.addr)
     assert "Traceback" not in both_namesrvs["ours"].log_text()
+
+
+#: Registrations Java 4.9.8 takes and we refuse on purpose (README, "Robustness"): they would put a broker id
+#: or an address no client can use into the route tables.
+DELIBERATE_NAMESRV_DIFFERENCES = {
+    "negative broker id": _registration(brokerId="-1", brokerName="negative-id-broker"),
+    "address that is not host:port": _registration(brokerAddr="nowhere", brokerName="no-port-broker"),
+}
+
+
+@pytest.mark.parametrize("case", list(DELIBERATE_NAMESRV_DIFFERENCES))
+def test_registrations_we_refuse_on_purpose(both_namesrvs, case):
+    fields = DELIBERATE_NAMESRV_DIFFERENCES[case]
+    answers = {side: wire.request(server.addr, REGISTER_BROKER, fields, _wrapper(), timeout=10)[0]
+               for side, server in both_namesrvs.items()}
+    assert (answers["java"]["code"], answers["ours"]["code"]) == (0, 1), answers
+    for server in both_namesrvs.values():
+        with _register_and_hold(server.addr):
+            _routes_are_sound(server.addr)
