@@ -54,6 +54,7 @@ from rocketmq_py.store.results import AppendMessageStatus, PutMessageResult, Put
 _log = logging.getLogger(__name__)
 
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+_DISPATCHED = (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE)
 #: A put lock held longer than this means the page cache is struggling (Java's osPageCacheBusyTimeOutMills).
 OS_PAGE_CACHE_BUSY_MS = 1000
 
@@ -285,7 +286,7 @@ class MessageStore(StoreReads):
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
         with self._write_lock:
             try:
-                self._make_room(msg.topic, msg.queue_id)
+                self._make_room(msg.topic, msg.queue_id, msg.sys_flag & TRANSACTION_TYPE_MASK in _DISPATCHED)
                 result = self.commit_log.append_message(msg)
             except StoreDiskFullError as error:
                 return self._refuse_disk_full(error)
@@ -317,7 +318,7 @@ class MessageStore(StoreReads):
         properties = codec.properties_to_string(batch.properties).encode("utf-8")
         with self._write_lock:
             try:
-                self._make_room(batch.topic, batch.queue_id)
+                self._make_room(batch.topic, batch.queue_id, True)
                 result = self.commit_log.append_messages(batch, properties)
             except StoreDiskFullError as error:
                 return self._refuse_disk_full(error)
@@ -328,14 +329,15 @@ class MessageStore(StoreReads):
         self._notify(dispatched)
         return put
 
-    def _make_room(self, topic: str, queue_id: int) -> None:
+    def _make_room(self, topic: str, queue_id: int, dispatched: bool) -> None:
         """Create the files this put may need (CommitLog, ConsumeQueue, index) before the CommitLog is written.
 
         Each file gets its blocks at creation, so a full disk refuses the put here, before anything is written,
         and a message once in the CommitLog always finds room in its ConsumeQueue and index."""
         self.commit_log.queue.get_last_mapped_file(0)
-        next_unit = self.commit_log.topic_queue_table.get((topic, queue_id), 0) * layout.CQ_UNIT_SIZE
-        self.find_consume_queue(topic, queue_id).queue.get_last_mapped_file(next_unit)
+        if dispatched:  # prepared and rollback records get no ConsumeQueue unit
+            next_unit = self.commit_log.topic_queue_table.get((topic, queue_id), 0) * layout.CQ_UNIT_SIZE
+            self.find_consume_queue(topic, queue_id).queue.get_last_mapped_file(next_unit)
         if self.config.message_index_enable and self.index_service is not None:
             self.index_service.writable_file()
 
