@@ -36,6 +36,17 @@ class FrameTooLargeError(CodecError):
     """A frame declares a length above the frame limit (16 MiB by default)."""
 
 
+class BadRequestError(CodecError):
+    """A request a server refuses before touching any state: a header field or a body that is missing or does
+    not decode into its type. Servers answer SYSTEM_ERROR with ``remark`` and log one WARNING line naming
+    ``field``, without a traceback (bad input is not a bug)."""
+
+    def __init__(self, message: str, field: str = "body", remark: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.remark = remark if remark is not None else message
+
+
 class RemotingConnectError(RemotingError):
     """A connection to ``addr`` could not be opened."""
 

@@ -10,15 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+from conftest_servers import free_broker_port
+
 from rocketmq_py.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_print_config_lists_java_keys(tmp_path, capsys):
@@ -31,7 +27,7 @@ def test_print_config_lists_java_keys(tmp_path, capsys):
 
 
 def test_broker_process_starts_serves_and_stops_cleanly_on_sigterm(tmp_path):
-    port = free_port()
+    port = free_broker_port()
     store = tmp_path / "store"
     conf = tmp_path / "broker.conf"
     conf.write_text(f"brokerName=cli-broker\nlistenPort={port}\nbrokerIP1=127.0.0.1\nbrokerIP2=127.0.0.1\n"

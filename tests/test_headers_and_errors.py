@@ -28,7 +28,7 @@ def test_header_writes_java_names_and_strings():
 
 
 def test_header_reads_back_and_parses_like_java():
-    header = ExampleHeader.from_ext_fields({"b": "T", "e": " 7", "m": "TRUE", "unknown": "x"})
+    header = ExampleHeader.from_ext_fields({"b": "T", "e": "+7", "m": "TRUE", "unknown": "x"})
     assert header == ExampleHeader(topic="T", queue_id=7, batch=True)
 
 

@@ -50,10 +50,7 @@ def crash(store: MessageStore) -> None:
     store.commit_log.queue.shutdown()
     for consume_queue in store.consume_queues():
         consume_queue.shutdown()
-    os.close(store._lock_fd)
-    from rocketmq_py.store import message_store
-
-    message_store._LOCKED_ROOTS.discard(store.config.root.resolve())
+    store.store_lock.release()
 
 
 def all_bodies(store: MessageStore) -> list[bytes]:

@@ -37,23 +37,36 @@ def request(addr: str, code: int, ext_fields: dict | None = None, body: bytes = 
             timeout: float = 3.0, tls: bool = False) -> tuple[dict, bytes]:
     """Send one JSON-serialized request and return (response header dict, response body); ``tls`` for a
     server in TLS enforcing mode."""
+    with connect(addr, timeout, tls) as sock:
+        return exchange(sock, code, ext_fields, body)
+
+
+def connect(addr: str, timeout: float = 3.0, tls: bool = False) -> socket.socket:
+    """A connection for :func:`exchange` (the caller closes it): for requests whose effect lasts while the
+    connection does, such as a broker registration."""
     host, port = addr.rsplit(":", 1)
+    raw = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+    return _tls_context().wrap_socket(raw) if tls else raw
+
+
+def exchange(sock: socket.socket, code: int, ext_fields: dict | None = None, body: bytes = b"") -> tuple[dict, bytes]:
+    """One JSON-serialized request on ``sock`` and its answer (header dict, body)."""
     header = {"code": code, "flag": 0, "language": "PYTHON", "opaque": 1, "serializeTypeCurrentRPC": "JSON",
               "version": 0}
     if ext_fields:
         header["extFields"] = {str(k): str(v) for k, v in ext_fields.items()}
     h = json.dumps(header, separators=(",", ":")).encode()
-    frame = struct.pack(">II", 4 + len(h) + len(body), len(h)) + h + body
-    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as raw, \
-            (_tls_context().wrap_socket(raw) if tls else raw) as sock:
-        sock.sendall(frame)
+    sock.sendall(struct.pack(">II", 4 + len(h) + len(body), len(h)) + h + body)
+    while True:  # skip the requests a broker may send first (NOTIFY_CONSUMER_IDS_CHANGED after a heartbeat)
         (length,) = struct.unpack(">I", _recv_exact(sock, 4))
         content = _recv_exact(sock, length)
-    (hl,) = struct.unpack(">I", content[:4])
-    if hl >> 24 != 0:
-        raise ValueError("expected a JSON-serialized response")
-    hl &= 0xFFFFFF
-    return json.loads(content[4:4 + hl]), content[4 + hl:]
+        (hl,) = struct.unpack(">I", content[:4])
+        if hl >> 24 != 0:
+            raise ValueError("expected a JSON-serialized response")
+        hl &= 0xFFFFFF
+        answer = json.loads(content[4:4 + hl])
+        if answer.get("flag", 0) & 1:
+            return answer, content[4 + hl:]
 
 
 def cluster_info(namesrv_addr: str, timeout: float = 3.0, tls: bool = False) -> bytes:

@@ -162,11 +162,18 @@ class BrokerController:
     # --- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self.topics.load()
-        self.groups.load()
-        self.offsets.load()
-        self.store.add_arrival_listener(self._message_arrived)
-        self.store.load()
+        # The store lock comes before anything reads the store directory, config files included: a second
+        # broker on a live store must stop here, having changed nothing.
+        self.store.lock()
+        try:
+            self.topics.load()
+            self.groups.load()
+            self.offsets.load()
+            self.store.add_arrival_listener(self._message_arrived)
+            self.store.load()
+        except BaseException:
+            self.store.shutdown()
+            raise
         try:
             await self.server.start()
             self.config.listen_port = self.server.port

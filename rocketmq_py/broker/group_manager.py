@@ -63,7 +63,7 @@ class SubscriptionGroupManager:
         found = self.file.table.get(group)
         if found is None and (self.config.auto_create_subscription_group or is_sys_consumer_group(group)):
             found = SubscriptionGroupConfig(group)
-            self.file.table[group] = found
+            self.file.put(found)
             _log.info("auto-created subscription group %s", group)
             self.file.data_version.next_version()
             self.persist()
@@ -71,7 +71,7 @@ class SubscriptionGroupManager:
 
     def update(self, group: SubscriptionGroupConfig) -> None:
         old = self.file.table.get(group.group_name)
-        self.file.table[group.group_name] = group
+        self.file.put(group)
         _log.info("%s subscription group %s", "updated" if old else "created", group)
         self.file.data_version.next_version()
         self.persist()
@@ -105,13 +105,12 @@ class ConsumerOffsetManager:
         return self.file.offset_table
 
     def commit_offset(self, client_host: str, group: str, topic: str, queue_id: int, offset: int) -> None:
-        key = f"{topic}{TOPIC_GROUP_SEPARATOR}{group}"
-        queues = self.file.offset_table.setdefault(key, {})
-        previous = queues.get(queue_id)
-        queues[queue_id] = offset
-        if previous is not None and offset < previous:
-            _log.debug("offset of %s queue %d moved back from %d to %d by %s", key, queue_id, previous, offset,
-                       client_host)
+        """Raises ``ValueError`` for a value of the wrong type: one bad offset must never reach the file."""
+        previous = self.file.query_offset(group, topic, queue_id)
+        self.file.commit_offset(group, topic, queue_id, offset)
+        if offset < previous:
+            _log.debug("offset of %s@%s queue %d moved back from %d to %d by %s", topic, group, queue_id, previous,
+                       offset, client_host)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
         """The committed offset, or -1."""

@@ -36,7 +36,7 @@ class TopicConfigManager:
         self.system_topics: set[str] = set(topics.SYSTEM_TOPICS)
         for topic_config in self._builtin_topics():
             self.system_topics.add(topic_config.topic_name)
-            self.file.table[topic_config.topic_name] = topic_config
+            self.file.put(topic_config)
 
     def _builtin_topics(self) -> list[TopicConfig]:
         config = self.config
@@ -98,7 +98,7 @@ class TopicConfigManager:
     # --- changes -------------------------------------------------------------------------------
 
     def _created(self, topic_config: TopicConfig) -> TopicConfig:
-        self.file.table[topic_config.topic_name] = topic_config
+        self.file.put(topic_config)
         self.file.data_version.next_version()
         self.persist()
         if self.on_created is not None:
@@ -139,7 +139,7 @@ class TopicConfigManager:
 
     def update(self, topic_config: TopicConfig) -> None:
         old = self.file.table.get(topic_config.topic_name)
-        self.file.table[topic_config.topic_name] = topic_config
+        self.file.put(topic_config)
         _log.info("%s topic config %s", "updated" if old else "created", topic_config)
         self.file.data_version.next_version()
         self.persist()

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from rocketmq_py import codec
+from rocketmq_py.common.json_shape import INT, LONG
 from rocketmq_py.errors import InvalidSelectorError
 
 SUB_ALL = "*"
@@ -34,6 +35,12 @@ class ExpressionType:
         """Whether ``kind`` is a tag expression (None and empty count as one)."""
         return kind is None or kind == "" or kind == ExpressionType.TAG
 
+
+#: The types of Java's SubscriptionData, for :mod:`rocketmq_py.common.json_shape`.
+SUBSCRIPTION_DATA_SHAPE = {
+    "topic": str, "subString": str, "tagsSet": [str], "codeSet": [INT], "subVersion": LONG,
+    "expressionType": str, "classFilterMode": bool,
+}
 
 @dataclass(frozen=True)
 class MessageSelector:

@@ -10,6 +10,16 @@ from typing import Any
 from dataclasses import dataclass, field
 
 from rocketmq_py import codec
+from rocketmq_py.common.filter import SUBSCRIPTION_DATA_SHAPE
+from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, ConsumeType, MessageModel
+from rocketmq_py.common.json_shape import check
+
+#: The types of Java's HeartbeatData, for :mod:`rocketmq_py.common.json_shape` (the server checks them).
+CONSUMER_DATA_SHAPE = {
+    "groupName": str, "consumeType": ConsumeType, "messageModel": MessageModel,
+    "consumeFromWhere": ConsumeFromWhere, "subscriptionDataSet": [SUBSCRIPTION_DATA_SHAPE], "unitMode": bool,
+}
+HEARTBEAT_SHAPE = {"clientID": str, "producerDataSet": [{"groupName": str}], "consumerDataSet": [CONSUMER_DATA_SHAPE]}
 
 
 @dataclass
@@ -31,9 +41,8 @@ class HeartbeatData:
 
     @classmethod
     def decode(cls, body: bytes) -> "HeartbeatData":
-        data = codec.json_loads(body)
-        if not isinstance(data, dict):
-            raise ValueError("a heartbeat body must be a JSON object")
+        """Raises :class:`~rocketmq_py.errors.BadRequestError` when the body does not have HeartbeatData's types."""
+        data = check(codec.json_loads(body), HEARTBEAT_SHAPE, "HeartbeatData")
         return cls(
             data.get("clientID", ""),
             [p.get("groupName", "") for p in data.get("producerDataSet") or []],

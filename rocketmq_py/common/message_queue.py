@@ -5,6 +5,11 @@ from typing import Any
 
 from dataclasses import dataclass
 
+from rocketmq_py.common.json_shape import INT
+
+#: The types of Java's MessageQueue, for :mod:`rocketmq_py.common.json_shape`.
+MESSAGE_QUEUE_SHAPE = {"topic": str, "brokerName": str, "queueId": INT}
+
 
 @dataclass(frozen=True, order=True)
 class MessageQueue:

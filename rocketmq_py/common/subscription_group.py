@@ -5,8 +5,17 @@ from typing import Any
 
 from dataclasses import dataclass
 
+from rocketmq_py.common.json_shape import INT, LONG
+
 MASTER_ID = 0
 
+
+#: The types of Java's SubscriptionGroupConfig, for :mod:`rocketmq_py.common.json_shape`.
+SUBSCRIPTION_GROUP_SHAPE = {
+    "groupName": str, "consumeEnable": bool, "consumeFromMinEnable": bool, "consumeBroadcastEnable": bool,
+    "retryQueueNums": INT, "retryMaxTimes": INT, "brokerId": LONG, "whichBrokerWhenConsumeSlowly": LONG,
+    "notifyConsumerIdsChangedEnable": bool,
+}
 
 @dataclass
 class SubscriptionGroupConfig:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from rocketmq_py import codec
 from rocketmq_py.common.data_version import DataVersion
+from rocketmq_py.common.json_shape import INT, LONG, MapOf
 
 SINGLE_TAG = "SINGLE_TAG"
 MULTI_TAG = "MULTI_TAG"
@@ -22,6 +23,14 @@ TOPIC_FILTER_TYPES = (SINGLE_TAG, MULTI_TAG)
 DEFAULT_PERM = 6
 DEFAULT_QUEUE_NUMS = 16
 
+
+#: The types of Java's TopicConfig and TopicConfigSerializeWrapper, for :mod:`rocketmq_py.common.json_shape`.
+TOPIC_CONFIG_SHAPE = {
+    "topicName": str, "readQueueNums": INT, "writeQueueNums": INT, "perm": INT, "topicFilterType": str,
+    "topicSysFlag": INT, "order": bool,
+}
+DATA_VERSION_SHAPE = {"timestamp": LONG, "counter": LONG}
+TOPIC_CONFIG_WRAPPER_SHAPE = {"topicConfigTable": MapOf(TOPIC_CONFIG_SHAPE), "dataVersion": DATA_VERSION_SHAPE}
 
 @dataclass
 class TopicConfig:

@@ -13,6 +13,7 @@ import logging
 import zlib
 from typing import Awaitable, Callable
 
+from rocketmq_py.common import json_shape
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.config_file import (
     apply_properties,
@@ -42,11 +43,13 @@ from rocketmq_py.common.headers.namesrv import (
     WipeWritePermOfBrokerResponseHeader,
 )
 from rocketmq_py.common.kv import NAMESPACE_ORDER_TOPIC_CONFIG
-from rocketmq_py.common.topic_config import TopicConfigSerializeWrapper
+from rocketmq_py.common.topic_config import DATA_VERSION_SHAPE, TOPIC_CONFIG_WRAPPER_SHAPE, TopicConfigSerializeWrapper
+from rocketmq_py.errors import BadRequestError
 from rocketmq_py.namesrv.config import NamesrvConfig
 from rocketmq_py.namesrv.kv_config import KVConfigManager
 from rocketmq_py.namesrv.register_body import RegisterBrokerBody
 from rocketmq_py.namesrv.route_info import RouteInfoManager
+from rocketmq_py.namesrv.validation import validate_registration
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RequestContext, create_response
 
 _log = logging.getLogger(__name__)
@@ -145,9 +148,14 @@ class NamesrvProcessor:
             register_body = RegisterBrokerBody.decode(request.body, header.compressed)
             wrapper, filter_servers = register_body.topic_config_wrapper, register_body.filter_server_list
         else:
-            wrapper = TopicConfigSerializeWrapper.decode(request.body)
+            data = json_shape.decode(request.body, TOPIC_CONFIG_WRAPPER_SHAPE, "TopicConfigSerializeWrapper")
+            try:
+                wrapper = TopicConfigSerializeWrapper.from_json(data)
+            except ValueError as error:
+                raise BadRequestError(f"bad register broker body: {error}") from None
         if request.version >= VERSION_3_0_11 and filter_servers is None:
             filter_servers = []
+        validate_registration(header, wrapper, filter_servers)
         result = self.routes.register_broker(
             header.cluster_name, header.broker_addr, header.broker_name, header.broker_id,
             header.ha_server_addr, wrapper, filter_servers, ctx.connection,
@@ -163,7 +171,7 @@ class NamesrvProcessor:
 
     async def query_data_version(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         header = QueryDataVersionRequestHeader.from_ext_fields(request.ext_fields)
-        version = DataVersion.decode(request.body or b"{}")
+        version = DataVersion.from_json(json_shape.decode(request.body, DATA_VERSION_SHAPE, "DataVersion"))
         changed = self.routes.is_broker_topic_config_changed(header.broker_addr, version)
         if not changed:
             self.routes.update_broker_info_update_timestamp(header.broker_addr)

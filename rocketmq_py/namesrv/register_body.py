@@ -13,13 +13,16 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from rocketmq_py import codec
+from rocketmq_py.common import json_shape
 from rocketmq_py.common.data_version import DataVersion
-from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
-from rocketmq_py.errors import CodecError
+from rocketmq_py.common.topic_config import TOPIC_CONFIG_WRAPPER_SHAPE, TopicConfig, TopicConfigSerializeWrapper
+from rocketmq_py.errors import BadRequestError, CodecError
 
 _INT32 = struct.Struct(">i")
 #: A decompressed registration larger than this is refused (about 1M topics).
 MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024
+#: The types of the plain form, for :mod:`rocketmq_py.common.json_shape`.
+REGISTER_BROKER_BODY_SHAPE = {"filterServerList": [str], "topicConfigSerializeWrapper": TOPIC_CONFIG_WRAPPER_SHAPE}
 
 
 @dataclass
@@ -43,15 +46,12 @@ class RegisterBrokerBody:
     def decode(cls, body: bytes, compressed: bool = False) -> "RegisterBrokerBody":
         """Raises :class:`CodecError` when the body is not a registration."""
         if not compressed:
+            data = json_shape.decode(body, REGISTER_BROKER_BODY_SHAPE, "RegisterBrokerBody")
             try:
-                data = codec.json_loads(body)
-                if not isinstance(data, dict):
-                    raise ValueError("not a JSON object")
                 wrapper = TopicConfigSerializeWrapper.from_json(data.get("topicConfigSerializeWrapper") or {})
-                filters = [str(s) for s in data.get("filterServerList") or []]
             except (ValueError, TypeError) as error:
-                raise CodecError(f"bad register broker body: {error}") from None
-            return cls(wrapper, filters)
+                raise BadRequestError(f"bad register broker body: {error}") from None
+            return cls(wrapper, list(data.get("filterServerList") or []))
         return cls._decode_compressed(body)
 
     @classmethod
@@ -75,7 +75,7 @@ class RegisterBrokerBody:
                 table[config.topic_name] = config
             filters_json = reader.chunk()
         except (ValueError, UnicodeDecodeError) as error:
-            raise CodecError(f"bad compressed register broker body: {error}") from None
+            raise BadRequestError(f"bad compressed register broker body: {error}") from None
         try:
             filters = [str(s) for s in cast(list[object], codec.json_loads(filters_json) or [])]
         except (CodecError, ValueError, TypeError):

@@ -13,11 +13,12 @@ import abc
 import asyncio
 import inspect
 import logging
+import time
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable, Union
 
-from rocketmq_py.errors import RocketMQError
+from rocketmq_py.errors import BadRequestError, CodecError, RocketMQError
 from rocketmq_py.remoting import command as commands
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode
 
@@ -39,6 +40,8 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 REJECT_REQUEST_REMARK = "[REJECTREQUEST]system busy, start flow control for a while"
+#: Bad requests are logged at most this often per (request code, field); the rest are counted into the next line.
+BAD_REQUEST_LOG_INTERVAL_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -134,13 +137,43 @@ def _describe(error: BaseException) -> str:
     return f"{name}: {text}" if text else name
 
 
+class _BadRequestLog:
+    """One WARNING line per bad request, at most one per (code, field) every interval, with a count of the rest:
+    a peer that floods bad frames must not flood the log."""
+
+    def __init__(self, interval_s: float = BAD_REQUEST_LOG_INTERVAL_S) -> None:
+        self.interval_s = interval_s
+        self._last: dict[tuple[int, str], tuple[float, int]] = {}
+
+    def report(self, request: RemotingCommand, peer: str, error: CodecError) -> None:
+        field = getattr(error, "field", "body")
+        key = (request.code, field)
+        now = time.monotonic()
+        last_time, suppressed = self._last.get(key, (float("-inf"), 0))
+        if now - last_time < self.interval_s:
+            self._last[key] = (last_time, suppressed + 1)
+            return
+        if len(self._last) > 4096:
+            self._last.clear()
+        self._last[key] = (now, 0)
+        more = f" ({suppressed} more like it not logged)" if suppressed else ""
+        _log.warning("refused request code %d from %s: bad field %s: %s%s", request.code, peer, field, error, more)
+
+
 class ProcessorTable:
-    """Processors by request code, plus a default for the codes nobody registered."""
+    """Processors by request code, plus a default for the codes nobody registered.
+
+    A processor that raises :class:`~rocketmq_py.errors.CodecError` (a header field or a body that is missing
+    or does not decode, found before any state was touched) gets SYSTEM_ERROR, as Java answers a
+    RemotingCommandException, and one rate-limited WARNING line; any other exception is a bug in the processor
+    and is logged with its traceback.
+    """
 
     def __init__(self, default: ProcessorLike | None = None, executor: Executor | None = None) -> None:
         self._processors: dict[int, RequestProcessor] = {}
         self._default = None if default is None else as_processor(default, executor)
         self._hooks: list[RequestHook] = []
+        self._bad_requests = _BadRequestLog()
 
     def add_hook(self, hook: RequestHook) -> None:
         """Run ``hook`` before the processor of every request, in the order hooks were added."""
@@ -184,6 +217,10 @@ class ProcessorTable:
             response = await processor.process(ctx, request)
         except RequestRefusedError as refusal:
             return _error_response(request, refusal.code, refusal.remark)
+        except CodecError as error:
+            self._bad_requests.report(request, ctx.remote_address, error)
+            remark = error.remark if isinstance(error, BadRequestError) else _describe(error)
+            return _error_response(request, RemotingSysResponseCode.SYSTEM_ERROR, remark)
         except Exception as error:
             _log.error("processing %r from %s failed", request, ctx.remote_address, exc_info=True)
             return _error_response(request, RemotingSysResponseCode.SYSTEM_ERROR, _describe(error))

@@ -12,6 +12,8 @@ import os
 import struct
 from pathlib import Path
 
+from rocketmq_py.store.mapped_file import allocate_blocks
+
 _TIMES = struct.Struct(">qqq")
 CHECKPOINT_FILE_SIZE = 4096
 #: Recovery goes back this much before the checkpoint, as Java does.
@@ -25,7 +27,7 @@ class StoreCheckpoint:
         existed = self.path.exists()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         if os.fstat(self._fd).st_size < CHECKPOINT_FILE_SIZE:
-            os.ftruncate(self._fd, CHECKPOINT_FILE_SIZE)
+            allocate_blocks(self._fd, CHECKPOINT_FILE_SIZE)
         self._mm = mmap.mmap(self._fd, CHECKPOINT_FILE_SIZE)
         self.physic_msg_timestamp = 0
         self.logics_msg_timestamp = 0

@@ -103,7 +103,8 @@ class IndexService:
             files.append(index_file)
         self.files = files
 
-    def _last_writable(self) -> IndexFile:
+    def writable_file(self) -> IndexFile:
+        """The index file to write into, created when the last one is full (raises StoreDiskFullError)."""
         with self._lock:
             last = self.files[-1] if self.files else None
             if last is not None and not last.is_write_full:
@@ -128,7 +129,7 @@ class IndexService:
 
     def build_index(self, info) -> None:
         """Index the record described by ``info`` (a ``layout.RecordInfo``)."""
-        index_file = self._last_writable()
+        index_file = self.writable_file()
         if info.physical_offset < index_file.end_phy_offset:
             return
         if info.sys_flag & _ROLLBACK == _ROLLBACK:
@@ -142,7 +143,7 @@ class IndexService:
 
     def _put(self, index_file: IndexFile, key: str, info) -> IndexFile:
         while not index_file.put_key(key, info.physical_offset, info.store_timestamp):
-            index_file = self._last_writable()
+            index_file = self.writable_file()
         return index_file
 
     def query_offset(self, topic: str, key: str, max_num: int, begin: int, end: int) -> tuple[list[int], int, int]:

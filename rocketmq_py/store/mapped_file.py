@@ -2,7 +2,9 @@
 
 A file is named after the global offset of its first byte, zero-padded to 20
 digits, and always has the configured size (Java refuses to load a file of
-another size). Writes go into a shared ``mmap``; flushing is ``fdatasync`` of
+another size). A new file is allocated with ``posix_fallocate``, so a full disk
+refuses its creation (:class:`StoreDiskFullError`) rather than killing the
+process with SIGBUS on a later write. Writes go into a shared ``mmap``; flushing is ``fdatasync`` of
 the file, which writes back the mapped pages without holding the GIL.
 
 The file list is replaced, never changed in place, so a reader that took
@@ -11,6 +13,7 @@ files; reading a file deleted meanwhile returns ``None``.
 """
 from __future__ import annotations
 
+import errno
 import logging
 import mmap
 import os
@@ -29,6 +32,21 @@ DELETE_FILES_BATCH_MAX = 10
 _sync = getattr(os, "fdatasync", os.fsync)
 
 
+class StoreDiskFullError(StoreError):
+    """A store file could not get its blocks: the disk (or the quota) is full. Puts are refused meanwhile."""
+
+
+def allocate_blocks(fd: int, size: int) -> None:
+    """Give the file ``size`` bytes backed by real blocks (what Java's warmMapedFileEnable is for): a full disk
+    then fails here, cleanly, instead of as SIGBUS when a write into the mapping finds no block."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as error:
+        if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+            raise
+        os.ftruncate(fd, size)  # a file system without fallocate: sparse, as before
+
+
 def offset_to_file_name(offset: int) -> str:
     return f"{offset:020d}"
 
@@ -42,13 +60,18 @@ class MappedFile:
         self.file_from_offset = int(self.path.name)
         self.file_size = file_size
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        created = not self.path.exists()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             if os.fstat(self._fd).st_size < file_size:
-                os.ftruncate(self._fd, file_size)
+                allocate_blocks(self._fd, file_size)
             self.mm = mmap.mmap(self._fd, file_size)
-        except OSError:
+        except OSError as error:
             os.close(self._fd)
+            if created:
+                self.path.unlink(missing_ok=True)
+            if error.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise StoreDiskFullError(f"no room on the disk for {self.path} ({file_size} bytes)") from None
             raise
         self.wrote_position = 0
         self.flushed_position = 0

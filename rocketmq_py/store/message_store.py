@@ -17,10 +17,9 @@ the flush. Reads never block on disk writes and return copies.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
-import os
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -35,6 +34,8 @@ from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, SYNC_MASTER, MessageStor
 from rocketmq_py.store.consume_queue import ConsumeQueue
 from rocketmq_py.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
 from rocketmq_py.store.index import IndexService
+from rocketmq_py.store.lock import StoreLock
+from rocketmq_py.store.mapped_file import StoreDiskFullError
 from rocketmq_py.errors import StoreError
 from rocketmq_py.store.message import (
     PROPERTY_DELAY,
@@ -56,13 +57,12 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+_DISPATCHED = (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE)
 #: A put lock held longer than this means the page cache is struggling (Java's osPageCacheBusyTimeOutMills).
 OS_PAGE_CACHE_BUSY_MS = 1000
 
 #: ``listener(topic, queue_id, next_queue_offset, tags_code, store_timestamp, properties_text)``
 ArrivalListener = Callable[[str, int, int, int, int, str], None]
-
-_LOCKED_ROOTS: set[Path] = set()
 
 
 def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
@@ -95,7 +95,10 @@ class MessageStore(StoreReads):
         self.disk_full = False
         self.last_exit_ok = True
         self._running = False
-        self._lock_fd: int | None = None
+        self.store_lock = StoreLock(config.root, config.lock_path)
+        #: When a store file could not get its blocks (monotonic seconds): the disk check then keeps puts
+        #: refused for a while even if the used ratio looks fine (the next file may still not fit).
+        self.allocation_failed_at: float | None = None
         self._disk_usage = disk_usage
         self._flush_service: FlushRealTimeService | GroupCommitService | None = None
         self._flush_cq_service: FlushConsumeQueueService | None = None
@@ -106,9 +109,15 @@ class MessageStore(StoreReads):
 
     # --- lifecycle ---------------------------------------------------------------------------
 
+    def lock(self) -> None:
+        """Take the store's lock; raises :class:`StoreLockedError` when a running broker holds it.
+
+        :meth:`load` takes it first; a broker takes it before it reads even its config files."""
+        self.store_lock.acquire()
+
     def load(self) -> None:
         """Map the store files and recover them; raises :class:`StoreError` when they cannot be used."""
-        self.config.root.mkdir(parents=True, exist_ok=True)
+        self.lock()
         self.last_exit_ok = not self.config.abort_path.exists()
         _log.info("last shutdown was %s", "clean" if self.last_exit_ok else "abnormal: recovering from the checkpoint")
         self.commit_log.load()
@@ -171,7 +180,7 @@ class MessageStore(StoreReads):
         """Lock the store directory, catch up the ConsumeQueues and start the background services."""
         if self.checkpoint is None:
             raise StoreError("load() the store before start()")
-        self._lock_directory()
+        self.lock()
         reput_from = max([cq.max_physic_offset for cq in self.consume_queues()] + [self.commit_log.min_offset, 0])
         self._reput(reput_from)
         self._recover_topic_queue_table()
@@ -192,22 +201,6 @@ class MessageStore(StoreReads):
             service.start()
         _log.info("message store started at %s: CommitLog [%d, %d)", self.config.root, self.commit_log.min_offset,
                   self.commit_log.max_offset)
-
-    def _lock_directory(self) -> None:
-        # POSIX locks only exclude other processes, so stores of this process are tracked as well.
-        root = self.config.root.resolve()
-        fd = os.open(self.config.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            if root in _LOCKED_ROOTS:
-                raise OSError("locked in this process")
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
-        except OSError:
-            os.close(fd)
-            raise StoreError(f"{self.config.root} is locked by another broker: stop it or use another "
-                             f"storePathRootDir") from None
-        os.pwrite(fd, b"lock", 0)
-        _LOCKED_ROOTS.add(root)
-        self._lock_fd = fd
 
     def _reput(self, from_offset: int) -> None:
         """Dispatch CommitLog records from ``from_offset`` on that the ConsumeQueues do not have yet."""
@@ -234,6 +227,7 @@ class MessageStore(StoreReads):
         """Stop the services, flush everything and close the files; a clean stop removes ``abort``."""
         if not self._running:
             self._close_files()
+            self.store_lock.release()
             return
         self._running = False
         for service in (self.schedule_service, self.clean_service, self._flush_service, self._flush_cq_service):
@@ -248,10 +242,7 @@ class MessageStore(StoreReads):
             self.config.abort_path.unlink(missing_ok=True)
         else:
             _log.warning("the store was not writable; keeping the abort file so the next start recovers")
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
-            _LOCKED_ROOTS.discard(self.config.root.resolve())
+        self.store_lock.release()
         _log.info("message store at %s shut down", self.config.root)
 
     def _close_files(self) -> None:
@@ -278,6 +269,11 @@ class MessageStore(StoreReads):
         if len(topic.encode("utf-8")) > layout.MAX_TOPIC_LENGTH:
             _log.warning("topic %r is longer than %d bytes", topic[:40], layout.MAX_TOPIC_LENGTH)
             return PutMessageStatus.MESSAGE_ILLEGAL
+        # The topic names a ConsumeQueue directory: a name that cannot be one (a retry topic made from a
+        # group name that no check looked at, say) must stop here, not fail while its file is made.
+        if not topic or topic in (".", "..") or "/" in topic or "\x00" in topic:
+            _log.warning("topic %r cannot name a ConsumeQueue directory", topic[:40])
+            return PutMessageStatus.MESSAGE_ILLEGAL
         return None
 
     def append_message(self, msg: StoreMessage) -> PutMessageResult:
@@ -294,7 +290,11 @@ class MessageStore(StoreReads):
         if len(msg.encoded_properties()) > layout.MAX_PROPERTIES_LENGTH:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
         with self._write_lock:
-            result = self.commit_log.append_message(msg)
+            try:
+                self._make_room(msg.topic, msg.queue_id, msg.sys_flag & TRANSACTION_TYPE_MASK in _DISPATCHED)
+                result = self.commit_log.append_message(msg)
+            except StoreDiskFullError as error:
+                return self._refuse_disk_full(error)
             put, dispatched = self._after_append(result)
         self._notify(dispatched)
         return put
@@ -323,13 +323,35 @@ class MessageStore(StoreReads):
         properties = codec.properties_to_string(batch.properties).encode("utf-8")
         with self._write_lock:
             try:
+                self._make_room(batch.topic, batch.queue_id, True)
                 result = self.commit_log.append_messages(batch, properties)
+            except StoreDiskFullError as error:
+                return self._refuse_disk_full(error)
             except ValueError as error:
                 _log.warning("batch for %s refused: %s", batch.topic, error)
                 return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
             put, dispatched = self._after_append(result)
         self._notify(dispatched)
         return put
+
+    def _make_room(self, topic: str, queue_id: int, dispatched: bool) -> None:
+        """Create the files this put may need (CommitLog, ConsumeQueue, index) before the CommitLog is written.
+
+        Each file gets its blocks at creation, so a full disk refuses the put here, before anything is written,
+        and a message once in the CommitLog always finds room in its ConsumeQueue and index."""
+        self.commit_log.queue.get_last_mapped_file(0)
+        if dispatched:  # prepared and rollback records get no ConsumeQueue unit
+            next_unit = self.commit_log.topic_queue_table.get((topic, queue_id), 0) * layout.CQ_UNIT_SIZE
+            self.find_consume_queue(topic, queue_id).queue.get_last_mapped_file(next_unit)
+        if self.config.message_index_enable and self.index_service is not None:
+            self.index_service.writable_file()
+
+    def _refuse_disk_full(self, error: StoreDiskFullError) -> PutMessageResult:
+        self.allocation_failed_at = time.monotonic()
+        if not self.disk_full:
+            _log.error("a store file could not get its blocks (%s): marking the store full, puts are refused", error)
+        self.disk_full = True
+        return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE)
 
     def _after_append(self, result) -> tuple[PutMessageResult, list[Any]]:
         if result.status == AppendMessageStatus.MESSAGE_SIZE_EXCEEDED:
@@ -402,7 +424,11 @@ class MessageStore(StoreReads):
                 _log.error("[BUG] the ConsumeQueue %s-%d could not take the unit of %d", info.topic, info.queue_id,
                            info.physical_offset)
         if self.config.message_index_enable and self.index_service is not None:
-            self.index_service.build_index(info)
+            try:
+                self.index_service.build_index(info)
+            except StoreDiskFullError as error:
+                # Only a message whose keys overflow the index file gets here: it stays readable, unindexed.
+                _log.error("record at %d is not indexed: %s", info.physical_offset, error)
 
     def dispatch_from(self, offset: int) -> int:
         """Dispatch the complete records from ``offset`` on (a slave's reput after bytes from the master).

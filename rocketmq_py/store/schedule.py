@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from rocketmq_py import codec
 from rocketmq_py.store.config_files import DelayOffsetTable
 from rocketmq_py.store.flush import ServiceThread
+from rocketmq_py.store.results import PutMessageStatus
 from rocketmq_py.store.message import (
     PROPERTY_DELAY,
     PROPERTY_REAL_QUEUE_ID,
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from rocketmq_py.store.message_store import MessageStore
 
 _log = logging.getLogger(__name__)
+#: Put answers that a retry cannot change.
+_NEVER_STORABLE = (PutMessageStatus.MESSAGE_ILLEGAL, PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
 
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
@@ -76,7 +79,7 @@ class ScheduleMessageService(ServiceThread):
             corrected = min(max(current, consume_queue.min_offset_in_queue), consume_queue.max_offset_in_queue)
             if corrected != current:
                 _log.error("delay level %d offset %d is outside its queue; corrected to %d", level, current, corrected)
-                self.offsets.offset_table[level] = corrected
+                self.offsets.set_offset(level, corrected)
 
     def run(self) -> None:
         start = time.monotonic() + FIRST_DELAY_MS / 1000
@@ -106,9 +109,9 @@ class ScheduleMessageService(ServiceThread):
         units = consume_queue.read_units(offset)
         if units is None:
             if consume_queue.min_offset_in_queue > offset:
-                self.offsets.offset_table[level] = consume_queue.min_offset_in_queue
+                self.offsets.set_offset(level, consume_queue.min_offset_in_queue)
             elif consume_queue.max_offset_in_queue < offset:
-                self.offsets.offset_table[level] = consume_queue.max_offset_in_queue
+                self.offsets.set_offset(level, consume_queue.max_offset_in_queue)
             return DELAY_FOR_A_WHILE_MS
         delay = self.store.delay_levels[level]
         for index, (physical, size, deliver_at) in enumerate(units):
@@ -116,17 +119,21 @@ class ScheduleMessageService(ServiceThread):
             if deliver_at > now + delay:
                 deliver_at = now
             if deliver_at > now:
-                self.offsets.offset_table[level] = offset + index
+                self.offsets.set_offset(level, offset + index)
                 return DELAY_FOR_A_WHILE_MS
             message = self.store.lookup_message_by_offset(physical)
             timeup = message_timeup(message) if message is not None else None
             if timeup is not None and timeup.topic != TRANS_HALF_TOPIC:
                 result = self.store.append_message(timeup)
-                if not result.is_ok:
+                if result.status in _NEVER_STORABLE:
+                    # Retrying cannot help, and would hold up every later message of this level.
+                    _log.error("delayed message at %d can never be stored (%s); skipping it", physical,
+                               result.status.name)
+                elif not result.is_ok:
                     _log.error("re-putting delayed message at %d failed: %s", physical, result.status.name)
-                    self.offsets.offset_table[level] = offset + index
+                    self.offsets.set_offset(level, offset + index)
                     return DELAY_FOR_A_WHILE_MS
             elif timeup is not None:
                 _log.error("[BUG] a delayed message names the transaction half topic; discarding it")
-        self.offsets.offset_table[level] = offset + len(units)
+        self.offsets.set_offset(level, offset + len(units))
         return DELAY_FOR_A_WHILE_MS

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rocketmq_py import codec
 from rocketmq_py.acl import AclError, PlainAccessConfig, PlainAccessValidator
 from rocketmq_py.acl.plain_file import java_split
-from rocketmq_py.broker.processors.common import fail, guarded, ok
+from rocketmq_py.broker.processors.common import fail, ok
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.acl import (
     CreateAccessConfigRequestHeader,
@@ -46,7 +46,7 @@ class AclAdminProcessor:
             RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG: self.update_global_white_addrs_config,
         }
         for code, handler in handlers.items():
-            table.register(code, guarded(handler))
+            table.register(code, handler)
 
     @property
     def _validator(self) -> PlainAccessValidator | None:

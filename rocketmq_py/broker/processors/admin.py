@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
 from rocketmq_py.broker import bodies
-from rocketmq_py.broker.processors.common import fail, guarded, ok
+from rocketmq_py.broker.processors.common import fail, ok
 from rocketmq_py.broker.processors.send import validate_topic
+from rocketmq_py.common import json_shape
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.config_file import (
     apply_properties,
@@ -34,7 +35,7 @@ from rocketmq_py.common.headers.admin import (
     GetBrokerConfigResponseHeader,
     TopicRequestHeader,
 )
-from rocketmq_py.common.subscription_group import SubscriptionGroupConfig
+from rocketmq_py.common.subscription_group import SUBSCRIPTION_GROUP_SHAPE, SubscriptionGroupConfig
 from rocketmq_py.common.topic_config import TOPIC_FILTER_TYPES, TopicConfig
 from rocketmq_py.common.kv import KVTable
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RemotingSysResponseCode, RequestContext
@@ -85,7 +86,7 @@ class AdminBrokerProcessor:
             RequestCode.CLONE_GROUP_OFFSET: self.clone_group_offset,
         }
         for code, handler in handlers.items():
-            table.register(code, guarded(handler))
+            table.register(code, handler)
         table.register_default(self.unknown)
 
     async def unknown(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
@@ -234,7 +235,8 @@ class AdminBrokerProcessor:
             return refusal
         _log.info("updateAndCreateSubscriptionGroup called by %s", ctx.remote_address)
         if request.body:
-            group = SubscriptionGroupConfig.from_json(codec.json_loads(request.body))
+            group = SubscriptionGroupConfig.from_json(
+                json_shape.decode(request.body, SUBSCRIPTION_GROUP_SHAPE, "SubscriptionGroupConfig"))
             if not group.group_name:
                 return fail(request, ResponseCode.SYSTEM_ERROR, "the subscription group config has no groupName")
             self.broker.groups.update(group)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
 from rocketmq_py.broker import bodies
-from rocketmq_py.broker.processors.common import fail, guarded, ok
+from rocketmq_py.broker.processors.common import fail, ok
 from rocketmq_py.common import consumer_body
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.admin import (
@@ -53,7 +53,7 @@ class BrokerStatsProcessor:
             RequestCode.RESUME_CHECK_HALF_MESSAGE: self.resume_check_half_message,
         }
         for code, handler in handlers.items():
-            table.register(code, guarded(handler))
+            table.register(code, handler)
 
     async def view_broker_stats_data(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         header = ViewBrokerStatsDataRequestHeader.from_ext_fields(request.ext_fields)

@@ -15,10 +15,11 @@ from typing import Any, TYPE_CHECKING
 from rocketmq_py import codec
 from rocketmq_py.broker.clients import ClientChannelInfo
 from rocketmq_py.broker.filter import cached_selector
-from rocketmq_py.broker.processors.common import fail, guarded, ok
+from rocketmq_py.broker.processors.common import fail, ok
 from rocketmq_py.common import topic as topics
 from rocketmq_py.common.codes import RequestCode, ResponseCode
-from rocketmq_py.common.filter import SubscriptionData
+from rocketmq_py.common import json_shape
+from rocketmq_py.common.filter import SUBSCRIPTION_DATA_SHAPE, SubscriptionData
 from rocketmq_py.common.headers.client import UnregisterClientRequestHeader
 from rocketmq_py.common.headers.consumer import GetConsumerListByGroupRequestHeader
 from rocketmq_py.common.headers.offset import (
@@ -28,7 +29,7 @@ from rocketmq_py.common.headers.offset import (
 )
 from rocketmq_py.common.heartbeat import HeartbeatData
 from rocketmq_py.common.heartbeat_consumer import ConsumerData
-from rocketmq_py.common.message_queue import MessageQueue
+from rocketmq_py.common.message_queue import MESSAGE_QUEUE_SHAPE, MessageQueue
 from rocketmq_py.common.route import PermName
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RequestContext
 
@@ -38,11 +39,10 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
-def _json_object(body: bytes | None, what: str) -> dict[str, Any]:
-    data = codec.json_loads(body or b"{}")
-    if not isinstance(data, dict):
-        raise ValueError(f"the {what} body must be a JSON object")
-    return data
+#: Java's LockBatchRequestBody and UnlockBatchRequestBody.
+_LOCK_BATCH_SHAPE = {"consumerGroup": str, "clientId": str, "onlyThisBroker": bool, "mqSet": [MESSAGE_QUEUE_SHAPE]}
+#: Java's CheckClientRequestBody.
+_CHECK_CLIENT_SHAPE = {"clientId": str, "group": str, "subscriptionData": SUBSCRIPTION_DATA_SHAPE}
 
 
 class ClientManageProcessor:
@@ -61,7 +61,7 @@ class ClientManageProcessor:
             RequestCode.UNLOCK_BATCH_MQ: self.unlock_batch_mq,
         }
         for code, handler in handlers.items():
-            table.register(code, guarded(handler))
+            table.register(code, handler)
 
     async def heart_beat(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         broker = self.broker
@@ -98,7 +98,7 @@ class ClientManageProcessor:
         return ok(request)
 
     async def check_client_config(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        data = _json_object(request.body, "CheckClientRequestBody")
+        data = json_shape.decode(request.body, _CHECK_CLIENT_SHAPE, "CheckClientRequestBody")
         sub = data.get("subscriptionData")
         if isinstance(sub, dict):
             subscription = SubscriptionData.from_json(sub)
@@ -140,14 +140,14 @@ class ClientManageProcessor:
         return fail(request, ResponseCode.QUERY_NOT_FOUND, "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first")
 
     async def lock_batch_mq(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        data = _json_object(request.body, "LockBatchRequestBody")
+        data = json_shape.decode(request.body, _LOCK_BATCH_SHAPE, "LockBatchRequestBody")
         queues = [MessageQueue.from_json(item) for item in data.get("mqSet") or []]
         locked = self.broker.locks.try_lock_batch(data.get("consumerGroup") or "", queues, data.get("clientId") or "")
         body = {"lockOKMQSet": [queue.to_json() for queue in sorted(locked)]}
         return ok(request, body=codec.json_dumps(body).encode())
 
     async def unlock_batch_mq(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        data = _json_object(request.body, "UnlockBatchRequestBody")
+        data = json_shape.decode(request.body, _LOCK_BATCH_SHAPE, "UnlockBatchRequestBody")
         queues = [MessageQueue.from_json(item) for item in data.get("mqSet") or []]
         self.broker.locks.unlock_batch(data.get("consumerGroup") or "", queues, data.get("clientId") or "")
         return ok(request)

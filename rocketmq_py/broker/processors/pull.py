@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rocketmq_py import codec
 from rocketmq_py.broker.filter import ExpressionMessageFilter, build_subscription, cached_selector
 from rocketmq_py.broker.long_polling import PullRequest
-from rocketmq_py.broker.processors.common import fail, guarded, suggest_todo
+from rocketmq_py.broker.processors.common import fail, suggest_todo
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.filter import ExpressionType
 from rocketmq_py.common.headers.pull import (
@@ -56,7 +56,7 @@ class PullMessageProcessor:
         self.broker = broker
 
     def register_into(self, table: ProcessorTable) -> None:
-        table.register(RequestCode.PULL_MESSAGE, guarded(self.pull))
+        table.register(RequestCode.PULL_MESSAGE, self.pull)
 
     async def pull(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
         return self.process(ctx.connection, request, True)

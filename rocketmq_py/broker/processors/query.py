@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rocketmq_py.broker.processors.common import fail, guarded, ok
+from rocketmq_py.broker.processors.common import fail, ok
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.offset import (
     GetEarliestMsgStoretimeResponseHeader,
@@ -39,7 +39,7 @@ class QueryMessageProcessor:
             RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: self.search_offset_by_timestamp,
         }
         for code, handler in handlers.items():
-            table.register(code, guarded(handler))
+            table.register(code, handler)
 
     async def query_message(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         header = QueryMessageRequestHeader.from_ext_fields(request.ext_fields)

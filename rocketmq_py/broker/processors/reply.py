@@ -11,7 +11,6 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
-from rocketmq_py.broker.processors.common import guarded
 from rocketmq_py.broker.processors.send import random_queue_id
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.send import (
@@ -37,8 +36,8 @@ class ReplyMessageProcessor:
         self.broker = broker
 
     def register_into(self, table: ProcessorTable) -> None:
-        table.register(RequestCode.SEND_REPLY_MESSAGE, guarded(self.reply))
-        table.register(RequestCode.SEND_REPLY_MESSAGE_V2, guarded(self.reply))
+        table.register(RequestCode.SEND_REPLY_MESSAGE, self.reply)
+        table.register(RequestCode.SEND_REPLY_MESSAGE_V2, self.reply)
 
     async def reply(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         if request.code == RequestCode.SEND_REPLY_MESSAGE:

@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
-from rocketmq_py.broker.processors.common import VERSION_3_4_9, fail, guarded, suggest_todo
+from rocketmq_py.broker.processors.common import VERSION_3_4_9, fail, suggest_todo
 from rocketmq_py.common import topic as topics
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.consumer import ConsumerSendMsgBackRequestHeader
@@ -86,8 +86,8 @@ class SendMessageProcessor:
 
     def register_into(self, table: ProcessorTable) -> None:
         for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
-            table.register(code, guarded(self.send))
-        table.register(RequestCode.CONSUMER_SEND_MSG_BACK, guarded(self.consumer_send_msg_back))
+            table.register(code, self.send)
+        table.register(RequestCode.CONSUMER_SEND_MSG_BACK, self.consumer_send_msg_back)
 
     def reject_request(self) -> bool:
         return False

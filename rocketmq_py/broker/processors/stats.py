@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
 from rocketmq_py.broker import bodies
-from rocketmq_py.broker.processors.common import fail, guarded, ok
+from rocketmq_py.broker.processors.common import fail, ok
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.admin import (
     GetConsumerConnectionListRequestHeader,
@@ -55,7 +55,7 @@ class StatsProcessor:
             RequestCode.CONSUME_MESSAGE_DIRECTLY: self.consume_message_directly,
         }
         for code, handler in handlers.items():
-            table.register(code, guarded(handler))
+            table.register(code, handler)
 
     def _queue(self, topic: str, queue_id: int) -> MessageQueue:
         return MessageQueue(topic, self.broker.config.broker_name, queue_id)

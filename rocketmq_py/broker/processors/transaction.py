@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from rocketmq_py.broker.processors.common import fail, guarded, ok
+from rocketmq_py.broker.processors.common import fail, ok
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.transaction import EndTransactionRequestHeader
 from rocketmq_py.common.message import MessageConst
@@ -29,7 +29,7 @@ class EndTransactionProcessor:
         self.broker = broker
 
     def register_into(self, table: ProcessorTable) -> None:
-        table.register(RequestCode.END_TRANSACTION, guarded(self.end_transaction))
+        table.register(RequestCode.END_TRANSACTION, self.end_transaction)
 
     async def end_transaction(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
         header = EndTransactionRequestHeader.from_ext_fields(request.ext_fields)

@@ -10,7 +10,7 @@ from rocketmq_py.common.headers.base import CommandHeader, wire
 
 @dataclass
 class ConsumerSendMsgBackRequestHeader(CommandHeader):
-    offset: int = wire("offset", required=True)
+    offset: int = wire("offset", required=True, bits=64)
     group: str = wire("group", required=True)
     delay_level: int = wire("delayLevel", required=True)
     origin_msg_id: str | None = wire("originMsgId")
@@ -34,7 +34,7 @@ class NotifyConsumerIdsChangedRequestHeader(CommandHeader):
 class ResetOffsetRequestHeader(CommandHeader):
     topic: str = wire("topic", required=True)
     group: str = wire("group", required=True)
-    timestamp: int = wire("timestamp", required=True)
+    timestamp: int = wire("timestamp", required=True, bits=64)
     #: Java's field is ``isForce``, and extFields take the field name.
     is_force: bool = wire("isForce", required=True)
 

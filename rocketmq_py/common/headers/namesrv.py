@@ -52,7 +52,7 @@ class RegisterBrokerRequestHeader(CommandHeader):
     broker_addr: str = wire("brokerAddr", required=True)
     cluster_name: str = wire("clusterName", required=True)
     ha_server_addr: str = wire("haServerAddr", required=True)
-    broker_id: int = wire("brokerId", required=True)
+    broker_id: int = wire("brokerId", required=True, bits=64)
     compressed: bool = wire("compressed", False)
     #: CRC32 of the body as sent, sign bit cleared; 0 means "do not check".
     body_crc32: int = wire("bodyCrc32", 0)
@@ -69,7 +69,7 @@ class UnRegisterBrokerRequestHeader(CommandHeader):
     broker_name: str = wire("brokerName", required=True)
     broker_addr: str = wire("brokerAddr", required=True)
     cluster_name: str = wire("clusterName", required=True)
-    broker_id: int = wire("brokerId", required=True)
+    broker_id: int = wire("brokerId", required=True, bits=64)
 
 
 @dataclass
@@ -77,7 +77,7 @@ class QueryDataVersionRequestHeader(CommandHeader):
     broker_name: str = wire("brokerName", required=True)
     broker_addr: str = wire("brokerAddr", required=True)
     cluster_name: str = wire("clusterName", required=True)
-    broker_id: int = wire("brokerId", required=True)
+    broker_id: int = wire("brokerId", required=True, bits=64)
 
 
 @dataclass

@@ -20,7 +20,7 @@ class UpdateConsumerOffsetRequestHeader(CommandHeader):
     consumer_group: str = wire("consumerGroup", required=True)
     topic: str = wire("topic", required=True)
     queue_id: int = wire("queueId", required=True)
-    commit_offset: int = wire("commitOffset", required=True)
+    commit_offset: int = wire("commitOffset", required=True, bits=64)
     broker_name: str | None = wire("bname")
 
 
@@ -37,7 +37,7 @@ class QueueRequestHeader(CommandHeader):
 class SearchOffsetRequestHeader(CommandHeader):
     topic: str = wire("topic", required=True)
     queue_id: int = wire("queueId", required=True)
-    timestamp: int = wire("timestamp", required=True)
+    timestamp: int = wire("timestamp", required=True, bits=64)
     broker_name: str | None = wire("bname")
 
 
@@ -45,9 +45,9 @@ class SearchOffsetRequestHeader(CommandHeader):
 class OffsetResponseHeader(CommandHeader):
     """The ``offset`` answer of QUERY_CONSUMER_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_MAX/MIN_OFFSET."""
 
-    offset: int = wire("offset", required=True)
+    offset: int = wire("offset", required=True, bits=64)
 
 
 @dataclass
 class GetEarliestMsgStoretimeResponseHeader(CommandHeader):
-    timestamp: int = wire("timestamp", required=True)
+    timestamp: int = wire("timestamp", required=True, bits=64)

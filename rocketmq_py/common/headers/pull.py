@@ -31,15 +31,17 @@ def build_pull_sys_flag(commit_offset: bool, suspend: bool, subscription: bool, 
 
 @dataclass
 class PullMessageRequestHeader(CommandHeader):
+    fast_codes = True  # a FastCodesHeader in Java
+
     consumer_group: str = wire("consumerGroup", required=True)
     topic: str = wire("topic", required=True)
     queue_id: int = wire("queueId", required=True)
-    queue_offset: int = wire("queueOffset", required=True)
+    queue_offset: int = wire("queueOffset", required=True, bits=64)
     max_msg_nums: int = wire("maxMsgNums", required=True)
     sys_flag: int = wire("sysFlag", required=True)
-    commit_offset: int = wire("commitOffset", required=True)
-    suspend_timeout_millis: int = wire("suspendTimeoutMillis", required=True)
-    sub_version: int = wire("subVersion", required=True)
+    commit_offset: int = wire("commitOffset", required=True, bits=64)
+    suspend_timeout_millis: int = wire("suspendTimeoutMillis", required=True, bits=64)
+    sub_version: int = wire("subVersion", required=True, bits=64)
     subscription: str | None = wire("subscription")
     expression_type: str | None = wire("expressionType")
     broker_name: str | None = wire("bname")
@@ -47,7 +49,9 @@ class PullMessageRequestHeader(CommandHeader):
 
 @dataclass
 class PullMessageResponseHeader(CommandHeader):
-    suggest_which_broker_id: int = wire("suggestWhichBrokerId", 0)
-    next_begin_offset: int = wire("nextBeginOffset", 0)
-    min_offset: int = wire("minOffset", 0)
-    max_offset: int = wire("maxOffset", 0)
+    fast_codes = True  # a FastCodesHeader in Java
+
+    suggest_which_broker_id: int = wire("suggestWhichBrokerId", 0, bits=64)
+    next_begin_offset: int = wire("nextBeginOffset", 0, bits=64)
+    min_offset: int = wire("minOffset", 0, bits=64)
+    max_offset: int = wire("maxOffset", 0, bits=64)

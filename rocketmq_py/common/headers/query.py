@@ -15,18 +15,18 @@ class QueryMessageRequestHeader(CommandHeader):
     topic: str = wire("topic", required=True)
     key: str = wire("key", required=True)
     max_num: int = wire("maxNum", required=True)
-    begin_timestamp: int = wire("beginTimestamp", required=True)
-    end_timestamp: int = wire("endTimestamp", required=True)
+    begin_timestamp: int = wire("beginTimestamp", required=True, bits=64)
+    end_timestamp: int = wire("endTimestamp", required=True, bits=64)
 
 
 @dataclass
 class QueryMessageResponseHeader(CommandHeader):
-    index_last_update_timestamp: int = wire("indexLastUpdateTimestamp", required=True)
-    index_last_update_phyoffset: int = wire("indexLastUpdatePhyoffset", required=True)
+    index_last_update_timestamp: int = wire("indexLastUpdateTimestamp", required=True, bits=64)
+    index_last_update_phyoffset: int = wire("indexLastUpdatePhyoffset", required=True, bits=64)
 
 
 @dataclass
 class ViewMessageRequestHeader(CommandHeader):
     """``offset`` is the CommitLog offset of the record."""
 
-    offset: int = wire("offset", required=True)
+    offset: int = wire("offset", required=True, bits=64)

@@ -11,13 +11,15 @@ from rocketmq_py.common.headers.base import CommandHeader, wire
 class SendMessageRequestHeaderV2(CommandHeader):
     """SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and SEND_REPLY_MESSAGE_V2 (325): the short names a..n."""
 
+    fast_codes = True  # a FastCodesHeader in Java
+
     producer_group: str = wire("a", required=True)
     topic: str = wire("b", required=True)
     default_topic: str = wire("c", required=True)
     default_topic_queue_nums: int = wire("d", required=True)
     queue_id: int = wire("e", required=True)
     sys_flag: int = wire("f", required=True)
-    born_timestamp: int = wire("g", required=True)
+    born_timestamp: int = wire("g", required=True, bits=64)
     flag: int = wire("h", required=True)
     properties: str | None = wire("i")
     reconsume_times: int | None = wire("j")
@@ -37,7 +39,7 @@ class SendMessageRequestHeader(CommandHeader):
     default_topic_queue_nums: int = wire("defaultTopicQueueNums", required=True)
     queue_id: int = wire("queueId", required=True)
     sys_flag: int = wire("sysFlag", required=True)
-    born_timestamp: int = wire("bornTimestamp", required=True)
+    born_timestamp: int = wire("bornTimestamp", required=True, bits=64)
     flag: int = wire("flag", required=True)
     properties: str | None = wire("properties")
     reconsume_times: int | None = wire("reconsumeTimes")
@@ -49,9 +51,11 @@ class SendMessageRequestHeader(CommandHeader):
 
 @dataclass
 class SendMessageResponseHeader(CommandHeader):
+    fast_codes = True  # a FastCodesHeader in Java
+
     msg_id: str = wire("msgId", required=True)
     queue_id: int = wire("queueId", required=True)
-    queue_offset: int = wire("queueOffset", required=True)
+    queue_offset: int = wire("queueOffset", required=True, bits=64)
     transaction_id: str | None = wire("transactionId")
 
 
@@ -65,11 +69,11 @@ class ReplyMessageRequestHeader(CommandHeader):
     default_topic_queue_nums: int = wire("defaultTopicQueueNums", required=True)
     queue_id: int = wire("queueId", required=True)
     sys_flag: int = wire("sysFlag", required=True)
-    born_timestamp: int = wire("bornTimestamp", required=True)
+    born_timestamp: int = wire("bornTimestamp", required=True, bits=64)
     flag: int = wire("flag", required=True)
     properties: str | None = wire("properties")
     reconsume_times: int | None = wire("reconsumeTimes")
     unit_mode: bool = wire("unitMode", False)
     born_host: str = wire("bornHost", required=True)
     store_host: str = wire("storeHost", required=True)
-    store_timestamp: int = wire("storeTimestamp", required=True)
+    store_timestamp: int = wire("storeTimestamp", required=True, bits=64)
