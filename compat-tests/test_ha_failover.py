@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Callable
 
 import pytest
-from harness.ha import SLAVE, PyBroker, create_topic, wait_for_route, wait_replicated
+from harness.ha import SLAVE, PyBroker, create_topic, wait_for_route, wait_replicated, wait_topic_synced
 from harness.peers import start_peer
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
@@ -125,6 +125,7 @@ def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages
         java.proc.send_signal(signal.SIGSTOP)
         backlog = send("backlog", BACKLOG)
         wait_replicated(master.addr, slave.addr)
+        wait_topic_synced(slave.addr, topic)
         master.kill()  # kill -9
         java.proc.send_signal(signal.SIGCONT)
         consumer = start_ours()

@@ -125,8 +125,12 @@ def test_topic_column_when_writing(spark, cluster):
 def test_startingOffsets_and_endingOffsets_json(spark, cluster):
     namesrv, broker = cluster
     topic = _topic(namesrv, broker, "OptOffsets")
-    _write(spark, namesrv, topic, [f"m{i}" for i in range(40)])
+    # Sharded by the keys column (k0..k3, Java's String hash picks queues 1, 0, 1, 0), so each queue gets 20:
+    # unsharded, each write task's batch goes to the queue its producer's round robin picks, which may be
+    # the same queue for both tasks and leave queue 0 empty.
+    _write(spark, namesrv, topic, [f"m{i}" for i in range(40)], shardingKey="keys")
     offsets = _offsets_of(spark, namesrv, topic)
+    assert sorted(len(found) for found in offsets.values()) == [20, 20], offsets
     name = broker.broker_name
     starting = {topic: {name: {"0": 2, "1": -2}}}
     ending = {topic: {name: {"0": 5, "1": -1}}}

@@ -197,6 +197,25 @@ def create_topic(broker_addr: str, topic: str, queues: int = 4, timeout: float =
         raise RuntimeError(f"creating {topic} on {broker_addr} failed: {header}")
 
 
+GET_ALL_TOPIC_CONFIG = 21
+
+
+def wait_topic_synced(slave_addr: str, topic: str, timeout_s: float = 120.0) -> None:
+    """Wait until the slave has ``topic`` in its topic table.
+
+    A slave copies the master's topics every 10 s (SlaveSynchronize), once it has learnt the master's address
+    from a registration; a slave that never copied a topic answers TOPIC_NOT_EXIST for it after the master
+    dies, in Java's broker as in ours. A failover test must wait for the copy before it kills the master."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        header, body = wire.request(slave_addr, GET_ALL_TOPIC_CONFIG, {}, timeout=5.0)
+        if header.get("code") == 0 and f'"{topic}"'.encode() in (body or b""):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the slave {slave_addr} did not copy {topic} from its master in {timeout_s} s")
+        time.sleep(0.5)
+
+
 GET_ROUTEINFO_BY_TOPIC = 105
 
 
