@@ -2,14 +2,14 @@
 MessageModel and common/consumer/ConsumeFromWhere); enums travel by name."""
 from __future__ import annotations
 
-from typing import Any
-
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 from rocketmq_py.common.filter import SubscriptionData
 
 
+# The members of each enum are in Java's declaration order, which gives the ordinals fastjson accepts.
 class ConsumeType(str, enum.Enum):
     CONSUME_ACTIVELY = "CONSUME_ACTIVELY"
     CONSUME_PASSIVELY = "CONSUME_PASSIVELY"
@@ -25,12 +25,14 @@ class MessageModel(str, enum.Enum):
 class ConsumeFromWhere(str, enum.Enum):
     """Where a group with no committed offset starts on a queue (Java's ConsumeFromWhere)."""
 
+    # Java's declaration order: fastjson reads a number as the ordinal in this order (the C++ client
+    # sends numbers), so the members must stay in it.
     CONSUME_FROM_LAST_OFFSET = "CONSUME_FROM_LAST_OFFSET"
-    CONSUME_FROM_FIRST_OFFSET = "CONSUME_FROM_FIRST_OFFSET"
-    CONSUME_FROM_TIMESTAMP = "CONSUME_FROM_TIMESTAMP"
     CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST = "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST"
     CONSUME_FROM_MIN_OFFSET = "CONSUME_FROM_MIN_OFFSET"
     CONSUME_FROM_MAX_OFFSET = "CONSUME_FROM_MAX_OFFSET"
+    CONSUME_FROM_FIRST_OFFSET = "CONSUME_FROM_FIRST_OFFSET"
+    CONSUME_FROM_TIMESTAMP = "CONSUME_FROM_TIMESTAMP"
 
 
 @dataclass
