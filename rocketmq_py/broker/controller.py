@@ -24,6 +24,7 @@ from typing import Callable
 from rocketmq_py.broker.clients import ConsumerManager, ProducerManager
 from rocketmq_py.broker.config import BrokerConfig, settle
 from rocketmq_py.broker.group_manager import ConsumerOffsetManager, SubscriptionGroupManager
+from rocketmq_py.broker.lanes import BrokerLanes
 from rocketmq_py.broker.long_polling import PullRequestHoldService
 from rocketmq_py.broker.outer_api import BrokerOuterAPI
 from rocketmq_py.broker.processors.admin import AdminBrokerProcessor
@@ -100,6 +101,7 @@ class BrokerController:
         self.pull_processor = PullMessageProcessor(self)
         self.hold_service = PullRequestHoldService(self.pull_processor.replay, self.store.get_max_offset_in_queue)
         self.admin_processor = AdminBrokerProcessor(self)
+        self.lanes = BrokerLanes(self.config, self.store)
         server_config = RemotingServerConfig(
             server_channel_max_idle_time_seconds=self.config.server_channel_max_idle_time_seconds,
             server_async_semaphore_value=self.config.server_async_semaphore_value,
@@ -128,6 +130,7 @@ class BrokerController:
             processor.register_into(table)
         if with_pull:
             self.pull_processor.register_into(table)
+        self.lanes.assign(table)
         return table
 
     # --- addresses --------------------------------------------------------------------------------
@@ -290,6 +293,7 @@ class BrokerController:
 
     def on_config_updated(self) -> None:
         self.send_processor.refresh()
+        self.lanes.refresh()
 
     # --- clients ------------------------------------------------------------------------------------
 

@@ -71,6 +71,8 @@ class MessageStoreConfig:
     #: Java reads these two from system properties (rocketmq.broker.diskSpace*Ratio).
     disk_space_warning_level_ratio: float = 0.90
     disk_space_clean_forcibly_ratio: float = 0.85
+    #: A put lock held longer than this (ms) means the page cache is struggling: new puts are refused.
+    os_page_cache_busy_time_out_mills: int = 1000
 
     def __post_init__(self) -> None:
         self.validate()
