@@ -8,6 +8,7 @@ import re
 import pytest
 
 from rocketmq_py.broker.config import load_broker_config
+from rocketmq_py.broker.lanes import SEND_WORKERS
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.remoting import RemotingClient, create_request
 from rocketmq_py.store.commit_log import now_ms
@@ -69,18 +70,20 @@ async def test_admin_offset_and_heartbeat_requests_do_not_queue_behind_sends(tmp
 
 
 async def test_a_send_that_waited_too_long_gets_system_busy_and_is_not_stored(tmp_path, client):
-    async with lone_broker(tmp_path, wait_time_mills_in_send_queue=50) as broker:
+    async with lone_broker(tmp_path, wait_time_mills_in_send_queue=600_000) as broker:
         addr = broker.broker_addr
         gate = gate_the_store(broker)
         sends = [asyncio.ensure_future(client.invoke(addr, send_request(TOPIC), 120_000)) for _ in range(100)]
-        await wait_until(lambda: broker.lanes.send.size > 0)
-        queued = broker.lanes.send.size
+        queued = 100 - SEND_WORKERS  # every worker holds a send at the gate, the rest wait in the lane
+        await wait_until(lambda: broker.lanes.send.size == queued)
+        broker.config.wait_time_mills_in_send_queue = 50  # as UPDATE_BROKER_CONFIG would set it
+        broker.on_config_updated()
         await asyncio.sleep(0.2)  # the queued sends are now older than 50 ms, however loaded the machine is
         gate.set()
         answers = await asyncio.gather(*sends)
         busy = [a for a in answers if a.code == ResponseCode.SYSTEM_BUSY]
         stored = [a for a in answers if a.code == ResponseCode.SUCCESS]
-        assert len(busy) >= queued and len(busy) + len(stored) == 100
+        assert (len(busy), len(stored)) == (queued, SEND_WORKERS)
         for answer in busy:
             assert re.fullmatch(r"\[TIMEOUT_CLEAN_QUEUE\]broker busy, start flow control for a while, "
                                 r"period in queue: \d+ms, size of queue: \d+", answer.remark)

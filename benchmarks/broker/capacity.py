@@ -9,7 +9,8 @@ to 60 s on both (see BROKER_SETTINGS), ``pipelined_sender.py`` keeps
 ``--inflight`` requests outstanding on each of ``--connections`` connections, for single sends
 (SEND_MESSAGE_V2), batch sends of 32 (SEND_BATCH_MESSAGE) and pulls of 32. The sender runs on core 1
 while the broker has core 0 alone, and anywhere when the broker has both; it reports its own CPU, so
-one can check it was not the limit. Each broker first gets ``--broker-warmup`` seconds of unmeasured
+one can check it was not the limit. During the single sends a probe times GET_MAX_OFFSET, HEART_BEAT and
+QUERY_CONSUMER_OFFSET on a connection of its own (p50/p99; the summary keeps the worst p99 of the repeats). Each broker first gets ``--broker-warmup`` seconds of unmeasured
 single and batch sends on both cores, so the JVM has compiled its hot paths before anything is measured. Broker CPU is read from ``/proc/<pid>/stat`` (all threads) over the
 measurement window only. Prints one JSON object: every run, then per row the median over the repeats
 and the ratios ours/Java (``msgs_per_broker_cpu_s``: above 1 means ours does more per CPU second;
@@ -80,6 +81,8 @@ def run_sender(broker, topic: str, mode: str, pin: str, args, max_offset: int) -
                "--connections", str(args.connections), "--inflight", str(args.inflight), "--size", str(args.size),
                "--queues", str(QUEUES), "--max-offset", str(max_offset), "--warmup", str(args.warmup),
                "--seconds", str(args.seconds)]
+    if mode == "single" and args.probe:
+        command.append("--probe")
     if pin == "one_core":
         command = ["taskset", "-c", "1", *command]
     done = subprocess.run(command, capture_output=True, text=True, timeout=args.warmup + args.seconds + 120)
@@ -98,7 +101,7 @@ def run_broker(kind: str, namesrv, build, work: Path, args) -> dict:
         time.sleep(1)
         if args.broker_warmup > 0:
             print(f"[capacity] {kind} warming up for {args.broker_warmup:g} s per mode ...", file=sys.stderr, flush=True)
-            warmup = argparse.Namespace(**dict(vars(args), warmup=args.broker_warmup, seconds=1.0))
+            warmup = argparse.Namespace(**dict(vars(args), warmup=args.broker_warmup, seconds=1.0, probe=False))
             for mode in ("single", "batch"):
                 run_sender(broker, topic, mode, "two_cores", warmup, 0)
         for pin, cpus in PINS.items():
@@ -128,6 +131,10 @@ def summary(runs: dict[str, list[dict]]) -> dict:
                 for key in ("broker_cpu_us_per_msg", "msgs_per_broker_cpu_s", "msgs_per_s", "sender_cpu_us_per_msg"):
                     row[f"{kind}_{key}"] = _median(broker_runs, pin, mode, key)
                 row[f"{kind}_system_busy"] = sum(run[pin][mode]["system_busy"] for run in broker_runs)
+                probes = [run[pin][mode]["probe_latency"] for run in broker_runs if "probe_latency" in run[pin][mode]]
+                if probes:
+                    row[f"{kind}_probe_p99_ms"] = {name: max(p[name]["p99_ms"] or 0 for p in probes)
+                                                   for name in probes[0]}
             if row.get("java_msgs_per_broker_cpu_s") and row.get("python_msgs_per_broker_cpu_s"):
                 row["python_vs_java_msgs_per_cpu_s"] = round(
                     row["python_msgs_per_broker_cpu_s"] / row["java_msgs_per_broker_cpu_s"], 3)
@@ -151,6 +158,8 @@ def main() -> int:
     parser.add_argument("--inflight", type=int, default=1024)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--brokers", default="java,python")
+    parser.add_argument("--no-probe", dest="probe", action="store_false",
+                        help="do not time GET_MAX_OFFSET, HEART_BEAT and QUERY_CONSUMER_OFFSET during single sends")
     parser.add_argument("--broker-warmup", type=float, default=15.0,
                         help="seconds of unmeasured single and batch sends after each broker starts (the JIT)")
     args = parser.parse_args()

@@ -5,7 +5,9 @@ Request frames are encoded once with our codec (ROCKETMQ serialization, which bo
 kind) and written again and again; a response is recognised by its length prefix and its code read at a
 fixed place (or found in a JSON header), so the sender spends a few microseconds per message. It reports, for the measurement
 window after ``--warmup`` seconds: the messages the broker accepted (sends) or returned (pulls), the
-SYSTEM_BUSY and other refusals, the broker's CPU time from ``/proc/<broker-pid>/stat`` and its own.
+SYSTEM_BUSY and other refusals, the broker's CPU time from ``/proc/<broker-pid>/stat`` and its own; with
+``--probe``, the p50/p99 response times of GET_MAX_OFFSET, HEART_BEAT and QUERY_CONSUMER_OFFSET asked
+on another connection meanwhile (one of each every 20 ms).
 
     python pipelined_sender.py --addr 127.0.0.1:10911 --broker-pid 1234 --topic T --mode single|batch|pull
 """
@@ -24,7 +26,7 @@ import time
 
 from rocketmq_py import codec
 from rocketmq_py.common.codes import RequestCode
-from rocketmq_py.remoting import create_request
+from rocketmq_py.remoting import RemotingClient, create_request
 
 SEND_V2_FIELDS = {"a": "capacity_pg", "c": "TBW102", "d": "8", "f": "0", "h": "0", "j": "0", "k": "false",
                   "m": "false"}
@@ -81,6 +83,48 @@ def pull_frames(topic: str, queues: int, max_offset: int, count: int = 256) -> l
                   "subscription": "*", "subVersion": "0", "expressionType": "TAG"}
         frames.append(_frame(RequestCode.PULL_MESSAGE, fields, None))
     return frames
+
+
+PROBE_INTERVAL_S = 0.02
+PROBE_CODES = {"GET_MAX_OFFSET": RequestCode.GET_MAX_OFFSET, "HEART_BEAT": RequestCode.HEART_BEAT,
+               "QUERY_CONSUMER_OFFSET": RequestCode.QUERY_CONSUMER_OFFSET}
+
+
+def probe_request(name: str, topic: str):
+    if name == "HEART_BEAT":
+        body = codec.json_dumps({"clientID": "capacity-probe", "consumerDataSet": [],
+                                 "producerDataSet": [{"groupName": "capacity_pg"}]}).encode()
+        return create_request(RequestCode.HEART_BEAT, None, body)
+    fields = {"topic": topic, "queueId": "0"}
+    if name == "QUERY_CONSUMER_OFFSET":
+        fields["consumerGroup"] = PULL_GROUP
+    return create_request(PROBE_CODES[name], fields)
+
+
+async def probe(addr: str, topic: str, seconds: float) -> dict:
+    """The response times of admin, heartbeat and offset requests, on their own connection, under the load."""
+    client = RemotingClient()
+    times: dict[str, list[float]] = {name: [] for name in PROBE_CODES}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    try:
+        while loop.time() < deadline:
+            for name in PROBE_CODES:
+                started = time.perf_counter()
+                await client.invoke(addr, probe_request(name, topic), 30_000)
+                times[name].append(time.perf_counter() - started)
+            await asyncio.sleep(PROBE_INTERVAL_S)
+    finally:
+        await client.shutdown()
+    result = {}
+    for name, samples in times.items():
+        ordered = sorted(samples)
+        result[name] = {"count": len(ordered),
+                        "p50_ms": round(ordered[len(ordered) // 2] * 1000, 2) if ordered else None,
+                        "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 2)
+                        if ordered else None,
+                        "max_ms": round(ordered[-1] * 1000, 2) if ordered else None}
+    return result
 
 
 class Counters:
@@ -170,7 +214,11 @@ async def run(args: argparse.Namespace) -> dict:
     await asyncio.sleep(args.warmup)
     start = (time.monotonic(), counters.messages, counters.responses, counters.busy, counters.other,
              process_cpu_s(args.broker_pid), own_cpu_s())
-    await asyncio.sleep(args.seconds)
+    if args.probe:
+        probed = await probe(args.addr, args.topic, args.seconds)
+    else:
+        probed = None
+        await asyncio.sleep(args.seconds)
     end = (time.monotonic(), counters.messages, counters.responses, counters.busy, counters.other,
            process_cpu_s(args.broker_pid), own_cpu_s())
     for connection in connections:
@@ -186,6 +234,7 @@ async def run(args: argparse.Namespace) -> dict:
         "msgs_per_broker_cpu_s": round(messages / broker_cpu, 1) if broker_cpu else None,
         "sender_cpu_s": round(sender_cpu, 3),
         "sender_cpu_us_per_msg": round(sender_cpu * 1e6 / messages, 2) if messages else None,
+        **({"probe_latency": probed} if probed is not None else {}),
     }
 
 
@@ -202,6 +251,8 @@ def main() -> int:
     parser.add_argument("--queues", type=int, default=8)
     parser.add_argument("--max-offset", type=int, default=1000, help="pull below this offset in every queue")
     parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--probe", action="store_true",
+                        help="meanwhile time GET_MAX_OFFSET, HEART_BEAT and QUERY_CONSUMER_OFFSET on another connection")
     parser.add_argument("--seconds", type=float, default=8.0)
     args = parser.parse_args()
     try:

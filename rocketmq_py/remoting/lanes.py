@@ -4,11 +4,14 @@ Java's broker gives each family of requests its own executor with a bounded
 queue (``BrokerController.registerProcessor``), and its ``BrokerFastFailure``
 answers SYSTEM_BUSY to requests that waited in the send or pull queue longer
 than allowed. Here all connections share one event loop, so a lane is a
-FIFO served by a few worker coroutines that run the requests in place (no
-task per request) and yield to the loop after every few of them: whatever
-else is ready (an admin query, a heartbeat, bytes to read) runs between two
-bursts instead of after the whole backlog. Codes without a lane are served
-at once, each in its own task.
+FIFO served in place (no task per request) by one worker at a time, the one
+holding the lane's baton, which yields to the loop after every few requests:
+whatever else is ready (an admin query, a heartbeat, bytes to read) runs
+between two bursts instead of after the whole backlog. A request that
+suspends (a send waiting for its flush) keeps its worker, and the baton goes
+to another one, so at most ``burst`` new requests start per pass of the loop
+however many are in progress. Codes without a lane are served at once, each
+in its own task.
 
 The answers of a refused request are Java's: a full queue gives
 ``[OVERLOAD]``; a request that waited longer than ``max_wait_ms`` gives
@@ -51,10 +54,10 @@ def pcbusy_clean_queue_remark(waited_ms: int, queue_size: int) -> str:
 
 
 class Lane:
-    """A bounded FIFO of requests served by up to ``workers`` coroutines, ``burst`` requests per loop pass each.
+    """A bounded FIFO of requests, ``burst`` started per loop pass, up to ``workers`` of them in progress.
 
-    ``workers`` matters when requests suspend (a send waiting for its flush
-    under SYNC_FLUSH, a pull held for long polling): the others go on meanwhile.
+    ``workers`` bounds the requests suspended at once (sends waiting for
+    their flush under SYNC_FLUSH, say), while the next ones start.
     ``max_wait_ms`` (None: no limit) and ``busy`` may be changed at any time.
     """
 
@@ -78,7 +81,12 @@ class Lane:
         self._burst = burst
         self._queue: deque[tuple[RemotingConnection, RemotingCommand, float]] = deque()
         self._workers: set[asyncio.Task[None]] = set()
-        self._idle: deque[asyncio.Future[None]] = deque()
+        self._idle: deque[tuple[object, asyncio.Future[None]]] = deque()
+        #: The worker that may start requests now (None: nobody; the next submit or finished request takes it).
+        self._baton: object | None = None
+        #: The ticket of the request the baton holder is serving (0: none), to notice that it suspended.
+        self._in_progress = 0
+        self._tickets = 0
         self._serving = 0
         self._last_overload_log = 0.0
         #: Requests refused since the lane was made, by reason (for statistics and tests).
@@ -101,14 +109,32 @@ class Lane:
             self._refuse(connection, request, OVERLOAD_REMARK)
             return
         self._queue.append((connection, request, time.monotonic()))
-        if self._idle:
-            waiter = self._idle.popleft()
+        self._hand_baton()
+
+    def _hand_baton(self) -> None:
+        """Give the baton to an idle worker, or to a new one, when there is work and nobody holds it."""
+        if self._baton is not None or not self._queue:
+            return
+        while self._idle:
+            worker, waiter = self._idle.popleft()
             if not waiter.done():
+                self._baton = worker
                 waiter.set_result(None)
-        elif len(self._workers) < self._max_workers:
-            task = asyncio.get_running_loop().create_task(self._work(), name=f"lane-{self.name}")
+                return
+        if len(self._workers) < self._max_workers:
+            worker = object()
+            self._baton = worker
+            task = asyncio.get_running_loop().create_task(self._work(worker), name=f"lane-{self.name}")
             self._workers.add(task)
             task.add_done_callback(self._workers.discard)
+
+    def _check_suspended(self, ticket: int) -> None:
+        # Runs after the request with ``ticket`` started: if it is still in progress, its worker is
+        # suspended in it, and another worker takes over the queue.
+        if self._in_progress == ticket:
+            self._in_progress = 0
+            self._baton = None
+            self._hand_baton()
 
     @staticmethod
     def _refuse(connection: RemotingConnection, request: RemotingCommand, remark: str) -> None:
@@ -135,36 +161,48 @@ class Lane:
             return True
         return False
 
-    async def _work(self) -> None:
+    async def _work(self, worker: object) -> None:
         loop = asyncio.get_running_loop()
         queue = self._queue
         served = 0
         while True:
-            if not queue:
-                waiter: asyncio.Future[None] = loop.create_future()
-                self._idle.append(waiter)
-                try:
+            if self._baton is not worker:
+                if self._baton is None and queue:
+                    self._baton = worker
+                else:
+                    waiter: asyncio.Future[None] = loop.create_future()
+                    self._idle.append((worker, waiter))
                     await waiter
-                finally:
-                    if not waiter.done():
-                        waiter.cancel()
-                served = 0
+                    served = 0
+                    continue
+            if not queue:
+                self._baton = None
                 continue
             connection, request, enqueued = queue.popleft()
             if not connection.is_open:
                 continue
-            if not self._expired(connection, request, enqueued):
-                self._serving += 1
-                try:
-                    await connection.serve_queued(request)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    _log.exception("serving %r from the %s lane failed", request, self.name)
-                finally:
-                    self._serving -= 1
+            if self._expired(connection, request, enqueued):
+                served += 1
+                if served >= self._burst:
+                    served = 0
+                    await asyncio.sleep(0)
+                continue
+            self._tickets += 1
+            ticket = self._in_progress = self._tickets
+            loop.call_soon(self._check_suspended, ticket)
+            self._serving += 1
+            try:
+                await connection.serve_queued(request)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.exception("serving %r from the %s lane failed", request, self.name)
+            finally:
+                self._serving -= 1
+                if self._in_progress == ticket:
+                    self._in_progress = 0
             served += 1
-            if served >= self._burst:
+            if served >= self._burst and self._baton is worker:
                 served = 0
                 await asyncio.sleep(0)
 
@@ -183,6 +221,8 @@ class Lane:
         for task in tuple(self._workers):
             task.cancel()
         self._idle.clear()
+        self._baton = None
+        self._in_progress = 0
 
     def __repr__(self) -> str:
         return f"Lane({self.name}, queued={len(self._queue)}, workers={len(self._workers)}/{self._max_workers})"
