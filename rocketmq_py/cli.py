@@ -17,37 +17,43 @@ import contextlib
 import logging
 import signal
 import sys
-from typing import Awaitable, Callable, Sequence
+from typing import Awaitable, Callable, Iterator, Sequence
 
 _log = logging.getLogger("rocketmq_py.cli")
 
 LOG_FORMAT = "%(asctime)s %(levelname)-5s [%(name)s] %(message)s"
 
 
-async def _wait_for_stop_signal() -> None:
-    """Return when SIGTERM or SIGINT arrives."""
+@contextlib.contextmanager
+def _stop_signals(stop: asyncio.Event) -> Iterator[None]:
+    """Set ``stop`` on SIGTERM or SIGINT while the block runs."""
     loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
     installed = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
             installed.append(sig)
     try:
-        await stop.wait()
+        yield
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
 
 
 async def run_until_stopped(start: Callable[[], Awaitable[object]], stop: Callable[[], Awaitable[object]]) -> None:
-    """Start a server, wait for SIGTERM/SIGINT, then stop it."""
-    await start()
-    try:
-        await _wait_for_stop_signal()
-        _log.info("stop signal received; shutting down")
-    finally:
-        await stop()
+    """Start a server, wait for SIGTERM/SIGINT, then stop it.
+
+    The handlers are in place before the start, so a signal that comes while the server starts (its port
+    may already be open) still stops it cleanly instead of killing the process.
+    """
+    stopping = asyncio.Event()
+    with _stop_signals(stopping):
+        await start()
+        try:
+            await stopping.wait()
+            _log.info("stop signal received; shutting down")
+        finally:
+            await stop()
 
 
 # --- namesrv ------------------------------------------------------------------------------------
