@@ -204,13 +204,36 @@ async def test_send_waiting_to_drain_fails_when_the_connection_is_lost() -> None
         await sending
 
 
-async def test_each_frame_is_one_write() -> None:
+async def test_frames_of_one_loop_pass_go_out_in_one_write() -> None:
     connection, transport, _ = connect()
     writes: list[bytes] = []
     transport.write = writes.append  # type: ignore[method-assign,assignment]
+    first = create_request(1, {"a": "b"}, b"body")
+    second = create_request(2, None, b"more")
+    await connection.send(first)
+    await connection.send(second)
+    assert writes == []  # held until the end of this pass of the loop
+    await asyncio.sleep(0)
+    assert writes == [codec.encode_command(first) + codec.encode_command(second)]
+    third = create_request(3)
+    await connection.send(third)
+    await asyncio.sleep(0)
+    assert writes[1:] == [codec.encode_command(third)]
+
+
+async def test_close_writes_the_frames_still_buffered() -> None:
+    connection, transport, _ = connect()
     request = create_request(1, {"a": "b"}, b"body")
     await connection.send(request)
-    assert writes == [codec.encode_command(request)]
+    connection.close()
+    assert transport.closing and [c.opaque for c in transport.commands()] == [request.opaque]
+
+
+async def test_a_large_buffer_is_written_without_waiting_for_the_end_of_the_pass() -> None:
+    connection, transport, _ = connect()
+    request = create_request(1, None, b"x" * (300 * 1024))
+    await connection.send(request)
+    assert bytes(transport.written) == codec.encode_command(request)
 
 
 async def test_idle_connection_closes_itself() -> None:

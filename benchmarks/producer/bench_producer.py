@@ -12,7 +12,8 @@ in flight through a semaphore, batches of 32). Latency is per call (per batch in
 Prints one JSON object with both sides and the Python/Java ratios (throughput ratio above 1 and
 latency ratio below 1 mean Python is better).
 
-Usage: ``python benchmarks/producer/bench_producer.py [--count N] [--sync-count N] [--warmup N]``
+Usage: ``python benchmarks/producer/bench_producer.py [--count N] [--sync-count N] [--warmup N]
+[--modes sync,async,batch]``
 """
 from __future__ import annotations
 
@@ -135,6 +136,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=20000, help="messages for async and batch")
     parser.add_argument("--sync-count", type=int, default=5000, help="messages for sync")
     parser.add_argument("--warmup", type=int, default=2000)
+    parser.add_argument("--modes", default="sync,async,batch", help="which of sync, async, batch to run")
     args = parser.parse_args()
 
     namesrv = JavaNameServer()
@@ -152,7 +154,8 @@ def main() -> None:
             "batch": lambda: python_batch(namesrv.addr, topic, counts["batch"], args.warmup),
         }
         results: dict = {"python": {}, "java": {}, "ratios": {}}
-        for mode, run in python_runs.items():
+        for mode in args.modes.split(","):
+            run = python_runs[mode]
             results["python"][mode] = run()
             results["java"][mode] = java(namesrv.addr, topic, mode, counts[mode], args.warmup)
             py, jv = results["python"][mode], results["java"][mode]

@@ -95,6 +95,13 @@ class BrokerConfig:
     server_async_semaphore_value: int = 64
     server_oneway_semaphore_value: int = 256
     server_socket_backlog: int = 1024
+    # --- request lanes (Java's executor queues and BrokerFastFailure) ----------------------------------
+    send_thread_pool_queue_capacity: int = 10_000
+    pull_thread_pool_queue_capacity: int = 100_000
+    #: Answer SYSTEM_BUSY to queued requests that waited too long, or while the page cache is busy.
+    broker_fast_failure_enable: bool = True
+    wait_time_mills_in_send_queue: int = 200
+    wait_time_mills_in_pull_queue: int = 5000
     # --- not Java's BrokerConfig ---------------------------------------------------------------------
     #: The HA port registered with the name server (Java's MessageStoreConfig.haListenPort: listenPort + 1).
     ha_listen_port: int = DEFAULT_LISTEN_PORT + 1
@@ -130,13 +137,12 @@ JAVA_KEYS_WITHOUT_EFFECT = frozenset({
     "processReplyMessageThreadPoolNums", "queryMessageThreadPoolNums", "adminBrokerThreadPoolNums",
     "clientManageThreadPoolNums", "consumerManageThreadPoolNums", "heartbeatThreadPoolNums",
     "endTransactionThreadPoolNums", "flushConsumerOffsetHistoryInterval", "fetchNamesrvAddrByAddressServer",
-    "sendThreadPoolQueueCapacity", "putThreadPoolQueueCapacity", "pullThreadPoolQueueCapacity",
-    "replyThreadPoolQueueCapacity", "queryThreadPoolQueueCapacity", "clientManagerThreadPoolQueueCapacity",
+    "putThreadPoolQueueCapacity", "replyThreadPoolQueueCapacity", "queryThreadPoolQueueCapacity",
+    "clientManagerThreadPoolQueueCapacity",
     "consumerManagerThreadPoolQueueCapacity", "heartbeatThreadPoolQueueCapacity", "endTransactionPoolQueueCapacity",
     "filterServerNums", "highSpeedMode", "commercialEnable", "commercialTimerCount", "commercialTransCount",
     "commercialBigCount", "commercialBaseCount", "transferMsgByHeap", "maxDelayTime",
-    "disableConsumeIfConsumerReadSlowly", "consumerFallbehindThreshold", "brokerFastFailureEnable",
-    "waitTimeMillsInSendQueue", "waitTimeMillsInPullQueue", "waitTimeMillsInHeartbeatQueue",
+    "disableConsumeIfConsumerReadSlowly", "consumerFallbehindThreshold", "waitTimeMillsInHeartbeatQueue",
     "waitTimeMillsInTransactionQueue", "enableCalcFilterBitMap", "expectConsumerNumUseFilter",
     "maxErrorRateOfBloomFilter", "filterDataCleanTimeSpan", "enableDetailStat", "autoDeleteUnusedStats",
     "isolateLogEnable",
@@ -148,7 +154,7 @@ JAVA_KEYS_WITHOUT_EFFECT = frozenset({
     "clientCloseSocketIfTimeout", "useTLS",
     "haListenPort", "transientStorePoolEnable", "transientStorePoolSize", "fastFailIfNoBufferInStorePool",
     "commitIntervalCommitLog", "commitCommitLogLeastPages", "commitCommitLogThoroughInterval", "useReentrantLockWhenPutMessage",
-    "warmMapedFileEnable", "osPageCacheBusyTimeOutMills", "defaultQueryMaxNum", "enableConsumeQueueExt",
+    "warmMapedFileEnable", "defaultQueryMaxNum", "enableConsumeQueueExt",
     "mappedFileSizeConsumeQueueExt", "bitMapLengthConsumeQueueExt", "enableDLegerCommitLog", "dLegerGroup", "dLegerPeers",
     "dLegerSelfId", "preferredLeaderId", "isEnableBatchPush", "enableScheduleMessageStats", "enableLmq",
     "enableMultiDispatch", "maxLmqConsumeQueueNum", "enableScheduleAsyncDeliver", "scheduleAsyncDeliverMaxPendingLimit",

@@ -25,6 +25,7 @@ from rocketmq_py.acl import WATCH_INTERVAL_S, PlainAccessValidator
 from rocketmq_py.broker.clients import ConsumerManager, ProducerManager
 from rocketmq_py.broker.config import BrokerConfig, settle
 from rocketmq_py.broker.group_manager import ConsumerOffsetManager, SubscriptionGroupManager
+from rocketmq_py.broker.lanes import BrokerLanes
 from rocketmq_py.broker.long_polling import PullRequestHoldService
 from rocketmq_py.broker.metrics import BrokerMetrics
 from rocketmq_py.broker.outer_api import BrokerOuterAPI
@@ -110,6 +111,7 @@ class BrokerController:
         self.acl = (PlainAccessValidator(self.config.rocketmq_home, self.config.acl_plain_file)
                     if self.config.acl_enable else None)
         self.replication = BrokerReplication(self)
+        self.lanes = BrokerLanes(self.config, self.store)
         server_config = RemotingServerConfig(
             server_channel_max_idle_time_seconds=self.config.server_channel_max_idle_time_seconds,
             server_async_semaphore_value=self.config.server_async_semaphore_value,
@@ -142,6 +144,7 @@ class BrokerController:
             self.pull_processor.register_into(table)
         if self.acl is not None:
             table.add_hook(self.acl)
+        self.lanes.assign(table)
         return table
 
     # --- addresses --------------------------------------------------------------------------------
@@ -331,6 +334,7 @@ class BrokerController:
 
     def on_config_updated(self) -> None:
         self.send_processor.refresh()
+        self.lanes.refresh()
 
     # --- clients ------------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from rocketmq_py.remoting.command import (
 from rocketmq_py.remoting.config import RemotingClientConfig, RemotingServerConfig
 from rocketmq_py.remoting.future import Outcome, ResponseFuture
 from rocketmq_py.remoting.invoker import InvokeCallback
+from rocketmq_py.remoting.lanes import Lane
 from rocketmq_py.remoting.listener import ConnectionListener
 from rocketmq_py.remoting.loop import new_event_loop, uvloop_enabled
 from rocketmq_py.remoting.processor import (
@@ -40,6 +41,7 @@ __all__ = [
     "ConnectionListener",
     "DEFAULT_SERIALIZE_TYPE",
     "InvokeCallback",
+    "Lane",
     "OpaqueCounter",
     "Outcome",
     "ProcessorTable",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable, Union
 from rocketmq_py.errors import BadRequestError, CodecError, RocketMQError
 from rocketmq_py.remoting import command as commands
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode
+from rocketmq_py.remoting.lanes import Lane
 
 if TYPE_CHECKING:
     from rocketmq_py.remoting.protocol import RemotingConnection
@@ -167,11 +168,15 @@ class ProcessorTable:
     or does not decode, found before any state was touched) gets SYSTEM_ERROR, as Java answers a
     RemotingCommandException, and one rate-limited WARNING line; any other exception is a bug in the processor
     and is logged with its traceback.
+
+    A code registered with a :class:`~rocketmq_py.remoting.lanes.Lane` waits in
+    that lane's queue; the other codes are served as soon as they are read.
     """
 
     def __init__(self, default: ProcessorLike | None = None, executor: Executor | None = None) -> None:
         self._processors: dict[int, RequestProcessor] = {}
         self._default = None if default is None else as_processor(default, executor)
+        self._lanes: dict[int, Lane] = {}
         self._hooks: list[RequestHook] = []
         self._bad_requests = _BadRequestLog()
 
@@ -179,9 +184,27 @@ class ProcessorTable:
         """Run ``hook`` before the processor of every request, in the order hooks were added."""
         self._hooks.append(hook)
 
-    def register(self, code: int, processor: ProcessorLike, executor: Executor | None = None) -> None:
-        """Route requests with ``code`` to ``processor``, replacing any earlier one."""
+    def register(self, code: int, processor: ProcessorLike, executor: Executor | None = None, *,
+                 lane: Lane | None = None) -> None:
+        """Route requests with ``code`` to ``processor``, replacing any earlier one (and its lane)."""
         self._processors[int(code)] = as_processor(processor, executor)
+        self.set_lane(code, lane)
+
+    def set_lane(self, code: int, lane: Lane | None) -> None:
+        """Make requests with ``code`` wait in ``lane`` (None: serve them at once)."""
+        if lane is None:
+            self._lanes.pop(int(code), None)
+        else:
+            self._lanes[int(code)] = lane
+
+    def lane_of(self, code: int) -> Lane | None:
+        """The lane requests with ``code`` wait in, or None when they are served at once."""
+        return self._lanes.get(code)
+
+    @property
+    def lanes(self) -> list[Lane]:
+        """Every lane of this table, once each."""
+        return list({id(lane): lane for lane in self._lanes.values()}.values())
 
     def register_default(self, processor: ProcessorLike | None, executor: Executor | None = None) -> None:
         """Route unregistered codes to ``processor`` (``None`` answers them REQUEST_CODE_NOT_SUPPORTED)."""

@@ -8,6 +8,12 @@ frame that cannot be decoded closes this connection (Java closes the
 channel), and a lost connection fails its pending requests at once rather
 than at their timeouts.
 
+Frames written during one pass of the event loop go to the transport in
+one write at the end of the pass (``call_soon``), or at once when they
+pass :data:`_FLUSH_AT_BYTES`: under load that is one system call for many
+answers instead of one each. Requests whose code has a lane (see
+:mod:`rocketmq_py.remoting.lanes`) wait in it; the others run at once.
+
 Flow control follows aiohttp's ``base_protocol``: the transport's write
 buffer watermarks pause and resume writers, who wait on ``_writable`` after
 each frame. On the server side the connection also stops reading while its
@@ -25,6 +31,7 @@ from typing import Callable, cast
 
 from rocketmq_py import codec
 from rocketmq_py.errors import CodecError, RemotingSendRequestError
+from rocketmq_py.remoting import command as commands
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode, create_response
 from rocketmq_py.remoting.future import Outcome, ResponseFuture
 from rocketmq_py.remoting.listener import ConnectionListener
@@ -36,6 +43,9 @@ _log = logging.getLogger(__name__)
 
 #: Opaques of the last requests whose callers gave up (a cancelled pull): their late responses are expected.
 _ABANDONED_REMEMBERED = 1024
+#: Buffered frames of more bytes than this are written at once rather than at the end of the loop pass,
+#: so the transport's watermarks see them and pause the writers.
+_FLUSH_AT_BYTES = 256 * 1024
 
 
 def _address_text(address: object) -> str:
@@ -81,6 +91,9 @@ class RemotingConnection(asyncio.Protocol):
         self._idle_timer: asyncio.TimerHandle | None = None
         self._last_activity = self._loop.time()
         self._context = RequestContext(self)
+        self._out: list[bytes] = []
+        self._out_bytes = 0
+        self._flush_pending = False
 
     # --- state ------------------------------------------------------------------
 
@@ -106,10 +119,13 @@ class RemotingConnection(asyncio.Protocol):
     def close(self) -> None:
         """Close after the frames already written are flushed."""
         if self._transport is not None:
+            self._flush()
             self._transport.close()
 
     def abort(self) -> None:
         """Close now, dropping unsent frames."""
+        self._out.clear()
+        self._out_bytes = 0
         if self._transport is not None:
             self._transport.abort()
 
@@ -141,14 +157,38 @@ class RemotingConnection(asyncio.Protocol):
 
     # --- sending ----------------------------------------------------------------
 
+    def _write(self, frame: bytes) -> None:
+        """Buffer ``frame`` for the write at the end of this loop pass."""
+        self._out.append(frame)
+        self._out_bytes += len(frame)
+        if self._out_bytes >= _FLUSH_AT_BYTES:
+            self._flush()
+        elif not self._flush_pending:
+            self._flush_pending = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        out = self._out
+        if not out:
+            return
+        self._out = []
+        self._out_bytes = 0
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            _log.debug("%d frames to %s dropped: the connection is closed", len(out), self.remote_address)
+            return
+        transport.write(out[0] if len(out) == 1 else b"".join(out))
+
     async def send(self, command: RemotingCommand) -> None:
         """Write one frame, then wait while the write buffer is above its high watermark."""
         transport = self._transport
         if transport is None or self._lost.done() or transport.is_closing():
             raise RemotingSendRequestError(self.remote_address, "the connection is closed")
-        transport.write(codec.encode_command(command))
+        self._write(codec.encode_command(command))
         self._last_activity = self._loop.time()
         if not self._writable.is_set():
+            self._flush()  # the frame waits in the transport's buffer, not in ours
             await self._writable.wait()
             if self._lost.done():
                 raise RemotingSendRequestError(self.remote_address, "the connection closed while the frame was written")
@@ -237,6 +277,8 @@ class RemotingConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if self._idle_timer is not None:
             self._idle_timer.cancel()
+        self._out.clear()
+        self._out_bytes = 0
         self._writable.set()
         for waiting in tuple(self._pending.values()):
             waiting.fail(RemotingSendRequestError(
@@ -264,6 +306,10 @@ class RemotingConnection(asyncio.Protocol):
         waiting.set_response(response)
 
     def _on_request(self, request: RemotingCommand) -> None:
+        lane = self.processors.lane_of(request.code)
+        if lane is not None:
+            lane.submit(self, request)
+            return
         task = self._loop.create_task(self._serve(request))
         self._request_tasks.add(task)
         task.add_done_callback(self._request_tasks.discard)
@@ -277,6 +323,34 @@ class RemotingConnection(asyncio.Protocol):
         except RemotingSendRequestError:
             _log.info("the response to %r could not be sent: the connection to %s is closed",
                       request, self.remote_address)
+
+    async def serve_queued(self, request: RemotingCommand) -> None:
+        """Serve a request its lane hands over; the answer is written without waiting for the buffer to drain.
+
+        A lane serves many connections, so it must not stall on one slow reader;
+        that reader's connection stops being read instead (see ``pause_writing``).
+        """
+        response = await self.processors.dispatch(self._context, request)
+        if response is not None:
+            self.write_answer(request, response)
+
+    def write_answer(self, request: RemotingCommand, response: RemotingCommand) -> None:
+        """Write ``response`` as the answer to ``request``, unless the connection is gone."""
+        if not self.is_open:
+            _log.info("the response to %r could not be sent: the connection to %s is closed",
+                      request, self.remote_address)
+            return
+        response.opaque = request.opaque
+        commands.mark_response(response)
+        try:
+            frame = codec.encode_command(response)
+        except CodecError as error:
+            _log.error("the response to %r cannot be encoded: %s", request, error)
+            frame = codec.encode_command(create_response(
+                request, RemotingSysResponseCode.SYSTEM_ERROR, f"the response could not be encoded: {error}",
+            ))
+        self._write(frame)
+        self._last_activity = self._loop.time()
 
     async def _send_response(self, request: RemotingCommand, response: RemotingCommand) -> None:
         try:

@@ -354,9 +354,13 @@ class RemotingServer:
         connections = self.connections
         for connection in connections:
             connection.stop_reading()
-        finished = await asyncio.gather(*(c.wait_requests(timeout_s) for c in connections))
+        lanes = self.processors.lanes
+        finished = await asyncio.gather(*(c.wait_requests(timeout_s) for c in connections),
+                                        *(lane.drain(timeout_s) for lane in lanes))
         if not all(finished):
             _log.warning("shutting down with requests still being processed after %.1f s; cancelling them", timeout_s)
+        for lane in lanes:
+            lane.close()
         for connection in connections:
             connection.cancel_requests()
             connection.close()

@@ -85,6 +85,8 @@ class MessageStoreConfig:
     ha_slave_fallbehind_max: int = 256 * 1024 * 1024
     #: How long a SYNC_MASTER put waits for a slave's acknowledgment before FLUSH_SLAVE_TIMEOUT (ms).
     slave_timeout: int = 3000
+    #: A put lock held longer than this (ms) means the page cache is struggling: new puts are refused.
+    os_page_cache_busy_time_out_mills: int = 1000
 
     def __post_init__(self) -> None:
         self.validate()

@@ -1,0 +1,228 @@
+"""Request lanes: bulk requests wait in their own queue, so the other requests never wait behind them.
+
+Java's broker gives each family of requests its own executor with a bounded
+queue (``BrokerController.registerProcessor``), and its ``BrokerFastFailure``
+answers SYSTEM_BUSY to requests that waited in the send or pull queue longer
+than allowed. Here all connections share one event loop, so a lane is a
+FIFO served in place (no task per request) by one worker at a time, the one
+holding the lane's baton, which yields to the loop after every few requests:
+whatever else is ready (an admin query, a heartbeat, bytes to read) runs
+between two bursts instead of after the whole backlog. A request that
+suspends (a send waiting for its flush) keeps its worker, and the baton goes
+to another one, so at most ``burst`` new requests start per pass of the loop
+however many are in progress. Codes without a lane are served at once, each
+in its own task.
+
+The answers of a refused request are Java's: a full queue gives
+``[OVERLOAD]``; a request that waited longer than ``max_wait_ms`` gives
+``[TIMEOUT_CLEAN_QUEUE]``; while ``busy()`` holds (the store's page cache is
+struggling) queued requests get ``[PCBUSY_CLEAN_QUEUE]``.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Callable
+
+from rocketmq_py.remoting import command as commands
+from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode
+
+if TYPE_CHECKING:
+    from rocketmq_py.remoting.protocol import RemotingConnection
+
+__all__ = ["Lane", "OVERLOAD_REMARK", "timeout_clean_queue_remark", "pcbusy_clean_queue_remark"]
+
+_log = logging.getLogger(__name__)
+
+OVERLOAD_REMARK = "[OVERLOAD]system busy, start flow control for a while"
+#: How often a full lane is logged, at most (Java logs its RejectedExecutionException at most every 10 s).
+_OVERLOAD_LOG_INTERVAL_S = 10.0
+
+
+def timeout_clean_queue_remark(waited_ms: int, queue_size: int) -> str:
+    """Java's BrokerFastFailure remark for a request that waited too long in its queue."""
+    return (f"[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: {waited_ms}ms, "
+            f"size of queue: {queue_size}")
+
+
+def pcbusy_clean_queue_remark(waited_ms: int, queue_size: int) -> str:
+    """Java's BrokerFastFailure remark for a queued send while the page cache is busy."""
+    return (f"[PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: {waited_ms}ms, "
+            f"size of queue: {queue_size}")
+
+
+class Lane:
+    """A bounded FIFO of requests, ``burst`` started per loop pass, up to ``workers`` of them in progress.
+
+    ``workers`` bounds the requests suspended at once (sends waiting for
+    their flush under SYNC_FLUSH, say), while the next ones start.
+    ``max_wait_ms`` (None: no limit) and ``busy`` may be changed at any time.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        capacity: int,
+        max_wait_ms: float | None = None,
+        workers: int = 1,
+        burst: int = 16,
+        busy: Callable[[], bool] | None = None,
+    ) -> None:
+        if capacity <= 0 or workers <= 0 or burst <= 0:
+            raise ValueError("a lane needs a positive capacity, worker count and burst")
+        self.name = name
+        self.capacity = capacity
+        self.max_wait_ms = max_wait_ms
+        self.busy = busy
+        self._max_workers = workers
+        self._burst = burst
+        self._queue: deque[tuple[RemotingConnection, RemotingCommand, float]] = deque()
+        self._workers: set[asyncio.Task[None]] = set()
+        self._idle: deque[tuple[object, asyncio.Future[None]]] = deque()
+        #: The worker that may start requests now (None: nobody; the next submit or finished request takes it).
+        self._baton: object | None = None
+        #: The ticket of the request the baton holder is serving (0: none), to notice that it suspended.
+        self._in_progress = 0
+        self._tickets = 0
+        self._serving = 0
+        self._last_overload_log = 0.0
+        #: Requests refused since the lane was made, by reason (for statistics and tests).
+        self.refused = {"overload": 0, "timeout": 0, "pcbusy": 0}
+
+    @property
+    def size(self) -> int:
+        """Requests waiting in the queue (not counting those being served)."""
+        return len(self._queue)
+
+    def submit(self, connection: RemotingConnection, request: RemotingCommand) -> None:
+        """Queue ``request``; answered at once with ``[OVERLOAD]`` when the queue is full."""
+        if len(self._queue) >= self.capacity:
+            self.refused["overload"] += 1
+            now = time.monotonic()
+            if now - self._last_overload_log >= _OVERLOAD_LOG_INTERVAL_S:
+                self._last_overload_log = now
+                _log.warning("the %s lane is full (%d requests): answering SYSTEM_BUSY to %s (code %d) and others",
+                             self.name, self.capacity, connection.remote_address, request.code)
+            self._refuse(connection, request, OVERLOAD_REMARK)
+            return
+        self._queue.append((connection, request, time.monotonic()))
+        self._hand_baton()
+
+    def _hand_baton(self) -> None:
+        """Give the baton to an idle worker, or to a new one, when there is work and nobody holds it."""
+        if self._baton is not None or not self._queue:
+            return
+        while self._idle:
+            worker, waiter = self._idle.popleft()
+            if not waiter.done():
+                self._baton = worker
+                waiter.set_result(None)
+                return
+        if len(self._workers) < self._max_workers:
+            worker = object()
+            self._baton = worker
+            task = asyncio.get_running_loop().create_task(self._work(worker), name=f"lane-{self.name}")
+            self._workers.add(task)
+            task.add_done_callback(self._workers.discard)
+
+    def _check_suspended(self, ticket: int) -> None:
+        # Runs after the request with ``ticket`` started: if it is still in progress, its worker is
+        # suspended in it, and another worker takes over the queue.
+        if self._in_progress == ticket:
+            self._in_progress = 0
+            self._baton = None
+            self._hand_baton()
+
+    @staticmethod
+    def _refuse(connection: RemotingConnection, request: RemotingCommand, remark: str) -> None:
+        if request.is_oneway:
+            return
+        response = commands.create_response(request, RemotingSysResponseCode.SYSTEM_BUSY, remark,
+                                            serialize_type=commands.DEFAULT_SERIALIZE_TYPE)
+        connection.write_answer(request, response)
+
+    def _expired(self, connection: RemotingConnection, request: RemotingCommand, enqueued: float) -> bool:
+        """Answer ``request`` SYSTEM_BUSY when it may not run any more (Java's BrokerFastFailure); True if so."""
+        busy = self.busy
+        max_wait_ms = self.max_wait_ms
+        if busy is None and max_wait_ms is None:
+            return False
+        waited_ms = int((time.monotonic() - enqueued) * 1000)
+        if busy is not None and busy():
+            self.refused["pcbusy"] += 1
+            self._refuse(connection, request, pcbusy_clean_queue_remark(waited_ms, len(self._queue)))
+            return True
+        if max_wait_ms is not None and waited_ms >= max_wait_ms:
+            self.refused["timeout"] += 1
+            self._refuse(connection, request, timeout_clean_queue_remark(waited_ms, len(self._queue)))
+            return True
+        return False
+
+    async def _work(self, worker: object) -> None:
+        loop = asyncio.get_running_loop()
+        queue = self._queue
+        served = 0
+        while True:
+            if self._baton is not worker:
+                if self._baton is None and queue:
+                    self._baton = worker
+                else:
+                    waiter: asyncio.Future[None] = loop.create_future()
+                    self._idle.append((worker, waiter))
+                    await waiter
+                    served = 0
+                    continue
+            if not queue:
+                self._baton = None
+                continue
+            connection, request, enqueued = queue.popleft()
+            if not connection.is_open:
+                continue
+            if self._expired(connection, request, enqueued):
+                served += 1
+                if served >= self._burst:
+                    served = 0
+                    await asyncio.sleep(0)
+                continue
+            self._tickets += 1
+            ticket = self._in_progress = self._tickets
+            loop.call_soon(self._check_suspended, ticket)
+            self._serving += 1
+            try:
+                await connection.serve_queued(request)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.exception("serving %r from the %s lane failed", request, self.name)
+            finally:
+                self._serving -= 1
+                if self._in_progress == ticket:
+                    self._in_progress = 0
+            served += 1
+            if served >= self._burst and self._baton is worker:
+                served = 0
+                await asyncio.sleep(0)
+
+    async def drain(self, timeout_s: float | None) -> bool:
+        """Wait until nothing is queued or being served; False when ``timeout_s`` ran out first."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while self._queue or self._serving:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.01)
+        return True
+
+    def close(self) -> None:
+        """Drop what is queued and stop the workers (a later submit starts them again)."""
+        self._queue.clear()
+        for task in tuple(self._workers):
+            task.cancel()
+        self._idle.clear()
+        self._baton = None
+        self._in_progress = 0
+
+    def __repr__(self) -> str:
+        return f"Lane({self.name}, queued={len(self._queue)}, workers={len(self._workers)}/{self._max_workers})"

@@ -1,0 +1,151 @@
+"""Request lanes on a real server over loopback: what waits in a lane never holds up what does not, and a
+request that cannot be served in time gets Java's SYSTEM_BUSY answers. No test here depends on speed: the
+lane is blocked on purpose with a gate, and waits are made long by the test, never measured."""
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from rocketmq_py.remoting import Lane, RemotingClient, RemotingServer, RequestContext, create_request
+from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode, create_response
+from rocketmq_py.remoting.lanes import OVERLOAD_REMARK
+
+from conftest_remoting import ECHO, ServerState, build_processors
+
+LANED = 300  # waits at the gate like GATED, but in the lane
+
+
+async def serve(state: ServerState, lane: Lane):
+    table = build_processors(state)
+
+    async def on_laned(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        state.gated_running += 1
+        state.gated_started.set()
+        try:
+            await state.gate.wait()
+        finally:
+            state.gated_running -= 1
+        return create_response(request, 0, request.remark)
+
+    table.register(LANED, on_laned, lane=lane)
+    server = RemotingServer(processors=table)
+    await server.start()
+    return server
+
+
+async def wait_until(condition, timeout_s: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while not condition():
+        assert loop.time() < deadline, "the condition did not come true in time"
+        await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+async def client():
+    remoting = RemotingClient()
+    yield remoting
+    await remoting.shutdown()
+
+
+async def test_requests_outside_the_lane_are_answered_while_it_is_blocked(client):
+    state = ServerState()
+    lane = Lane("bulk", capacity=10_000, workers=4)
+    server = await serve(state, lane)
+    try:
+        queued = [asyncio.ensure_future(client.invoke(server.address, create_request(LANED, remark=str(i)), 60_000))
+                  for i in range(200)]
+        await wait_until(lambda: state.gated_running == 4 and lane.size == 196)
+        answer = await client.invoke(server.address, create_request(ECHO, remark="admin"), 60_000)
+        assert answer.remark == "admin"
+        assert not any(future.done() for future in queued)
+        state.gate.set()
+        answers = await asyncio.gather(*queued)
+        assert [a.remark for a in answers] == [str(i) for i in range(200)]
+        assert lane.refused == {"overload": 0, "timeout": 0, "pcbusy": 0}
+    finally:
+        state.gate.set()
+        await server.shutdown()
+
+
+async def test_a_request_that_waited_too_long_gets_system_busy(client):
+    state = ServerState()
+    lane = Lane("bulk", capacity=100, workers=1, max_wait_ms=50)
+    server = await serve(state, lane)
+    try:
+        first = asyncio.ensure_future(client.invoke(server.address, create_request(LANED, remark="first"), 60_000))
+        await wait_until(lambda: state.gated_running == 1)
+        late = [asyncio.ensure_future(client.invoke(server.address, create_request(LANED), 60_000))
+                for _ in range(3)]
+        await wait_until(lambda: lane.size == 3)
+        await asyncio.sleep(0.2)  # longer than max_wait_ms: the queued ones are now too old, whatever the load
+        state.gate.set()
+        assert (await first).code == 0
+        for future in late:
+            answer = await future
+            assert answer.code == RemotingSysResponseCode.SYSTEM_BUSY
+            assert re.fullmatch(r"\[TIMEOUT_CLEAN_QUEUE\]broker busy, start flow control for a while, "
+                                r"period in queue: \d+ms, size of queue: [0-2]", answer.remark)
+            assert int(re.search(r"queue: (\d+)ms", answer.remark).group(1)) >= 50
+        assert lane.refused["timeout"] == 3
+    finally:
+        state.gate.set()
+        await server.shutdown()
+
+
+async def test_a_full_lane_answers_overload_at_once(client):
+    state = ServerState()
+    lane = Lane("bulk", capacity=2, workers=1)
+    server = await serve(state, lane)
+    try:
+        held = [asyncio.ensure_future(client.invoke(server.address, create_request(LANED), 60_000))]
+        await wait_until(lambda: state.gated_running == 1)
+        held += [asyncio.ensure_future(client.invoke(server.address, create_request(LANED), 60_000))
+                 for _ in range(2)]
+        await wait_until(lambda: lane.size == 2)
+        refused = await client.invoke(server.address, create_request(LANED), 60_000)
+        assert (refused.code, refused.remark) == (RemotingSysResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK)
+        state.gate.set()
+        assert [a.code for a in await asyncio.gather(*held)] == [0, 0, 0]
+    finally:
+        state.gate.set()
+        await server.shutdown()
+
+
+async def test_queued_requests_get_pcbusy_while_the_lane_is_busy(client):
+    state = ServerState()
+    busy = True
+    lane = Lane("bulk", capacity=100, workers=1, busy=lambda: busy)
+    server = await serve(state, lane)
+    try:
+        answer = await client.invoke(server.address, create_request(LANED), 60_000)
+        assert answer.code == RemotingSysResponseCode.SYSTEM_BUSY
+        assert re.fullmatch(r"\[PCBUSY_CLEAN_QUEUE\]broker busy, start flow control for a while, "
+                            r"period in queue: \d+ms, size of queue: 0", answer.remark)
+        busy = False
+        state.gate.set()
+        assert (await client.invoke(server.address, create_request(LANED), 60_000)).code == 0
+    finally:
+        state.gate.set()
+        await server.shutdown()
+
+
+async def test_a_lane_serves_in_arrival_order_and_shutdown_drains_it(client):
+    state = ServerState()
+    lane = Lane("bulk", capacity=10_000, workers=1, burst=3)
+    server = await serve(state, lane)
+    state.gate.set()
+    try:
+        answers = await asyncio.gather(*(client.invoke(server.address, create_request(LANED, remark=str(i)), 60_000)
+                                         for i in range(50)))
+        assert [a.remark for a in answers] == [str(i) for i in range(50)]
+    finally:
+        await server.shutdown()
+    assert lane.size == 0
+
+
+async def test_lane_settings_are_checked():
+    with pytest.raises(ValueError):
+        Lane("bad", capacity=0)
