@@ -13,11 +13,14 @@
 # that cannot start is a failure too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$SECONDS
+# Each stage's header says how long the run has taken so far: the whole run must stay under 40 minutes.
+stage() { printf '\n=== %s (at %d s) ===\n' "$1" "$((SECONDS - started))"; }
 bash ci/setup.sh
 
 run_pytest() {
   local label=$1; shift
-  printf '\n=== %s ===\n' "$label"
+  stage "$label"
   local status=0
   .venv/bin/python -m pytest "$@" || status=$?
   if [ "$status" -eq 5 ]; then
@@ -27,19 +30,19 @@ run_pytest() {
   [ "$status" -eq 0 ] || exit "$status"
 }
 
-printf '\n=== %s ===\n' "mypy --strict: the package and examples/typed_client.py"
+stage "mypy --strict: the package and examples/typed_client.py"
 .venv/bin/python -m mypy --no-incremental --cache-dir=/dev/null
-printf '\n=== %s ===\n' "the API reference (Sphinx autodoc, warnings are errors)"
+stage "the API reference (Sphinx autodoc, warnings are errors)"
 docs_out=$(mktemp -d)
 .venv/bin/python -m sphinx -W --keep-going -q -E -b html docs "$docs_out"
 rm -rf "$docs_out"
 
 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "unit and loopback tests, compiled modules" tests -q -p no:cacheprovider
 ROCKETMQ_PY_NO_EXTENSIONS=1 run_pytest "unit and loopback tests, pure-Python twins" tests -q -p no:cacheprovider
-printf '\n=== %s ===\n' "the manylinux wheel, installed without a compiler: the hermetic suite"
+stage "the manylinux wheel, installed without a compiler: the hermetic suite"
 bash ci/wheel.sh
 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "compatibility tests against Java RocketMQ" compat-tests -q -p no:cacheprovider -rs \
-  -m "not docker"
+  --durations=25 -m "not docker"
 
 source ci/docker.sh
 if docker_start; then
@@ -50,3 +53,4 @@ elif [ "${CI:-}" = "true" ]; then
 fi
 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "Docker compatibility tests (our image, the official servers' image)" \
   compat-tests -q -p no:cacheprovider -rs -m docker
+stage "all passed"

@@ -34,7 +34,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaBroker, JavaNameServer, ensure_built, wire  # noqa: E402
-from test_broker_java_clients import PythonBroker  # noqa: E402
+from harness.py_servers import PythonBroker  # noqa: E402
 
 QUEUES = 8
 UPDATE_AND_CREATE_TOPIC = 17
