@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "compat-tests"))
 from harness import JavaBroker, JavaNameServer, ensure_built, wire  # noqa: E402
 from harness.peers import _client_env, client_home  # noqa: E402
 from harness.ha import SLAVE, PyBroker, commit_log_max_offset  # noqa: E402
-from test_broker_java_clients import PythonBroker  # noqa: E402
+from harness.py_servers import PythonBroker  # noqa: E402
 
 EXAMPLE_ARTIFACT = "org.apache.rocketmq:rocketmq-example:4.7.0"
 EXAMPLE_JAR = Path.home() / ".m2/repository/org/apache/rocketmq/rocketmq-example/4.7.0/rocketmq-example-4.7.0.jar"
