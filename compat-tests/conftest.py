@@ -5,6 +5,10 @@ Session fixtures (one of each per pytest process):
     java_namesrv   official name server          .addr == "127.0.0.1:<port>"
     java_broker    official broker "broker-a"    registered with java_namesrv
     codec_service  harness.peers.CodecService    .call({"op": ...}) -> dict
+Module fixtures (one of each per test module that asks):
+    py_namesrv     our name server               harness.py_servers.PythonNameServer
+    py_broker      our broker "pybroker-a"       registered with py_namesrv
+    acl_cluster    (official name server, official broker with aclEnable=true and ADMIN_AND_DENIED_ACL)
 Function fixtures (factories; what they start is stopped when the test ends):
     start_broker(broker_name=None, namesrv=None, cluster="DefaultCluster", port=None, **config)
     start_namesrv(**config)
@@ -30,7 +34,9 @@ if str(COMPAT_DIR) not in sys.path:
 from harness import backend  # noqa: E402
 from harness.build import ensure_built  # noqa: E402
 from harness.peers import CodecService  # noqa: E402
-from harness.processes import STARTED  # noqa: E402
+from harness.acl import ADMIN_AND_DENIED_ACL, JavaAclBroker  # noqa: E402
+from harness.processes import STARTED, JavaNameServer  # noqa: E402
+from harness.py_servers import PythonBroker, PythonNameServer  # noqa: E402
 
 SERVER_FIXTURES = ("java_namesrv", "java_broker", "start_broker", "start_namesrv")
 LOG_TAIL_LINES = 40
@@ -70,6 +76,38 @@ def java_broker(java_namesrv, java_build, tmp_path_factory):
     broker.start()
     yield broker
     broker.stop()
+
+
+@pytest.fixture(scope="module")
+def py_namesrv(tmp_path_factory):
+    """Our name server, for the module."""
+    namesrv = PythonNameServer(tmp_path_factory.mktemp("py-ns")).start()
+    yield namesrv
+    assert namesrv.stop() == 0, namesrv.log_text()[-3000:]
+
+
+@pytest.fixture(scope="module")
+def py_broker(py_namesrv, tmp_path_factory):
+    """Our broker "pybroker-a" registered with ``py_namesrv``; it must stop cleanly (no abort file)."""
+    broker = PythonBroker(py_namesrv.addr, tmp_path_factory.mktemp("py-broker"), broker_name="pybroker-a").start()
+    yield broker
+    assert broker.stop() == 0, broker.log_text()[-3000:]
+    assert not (broker.store_dir / "abort").exists()
+
+
+@pytest.fixture(scope="module")
+def acl_cluster(java_build, tmp_path_factory):
+    """An official name server and broker with aclEnable=true and ADMIN_AND_DENIED_ACL: (namesrv, broker)."""
+    namesrv = JavaNameServer(build=java_build, workdir=tmp_path_factory.mktemp("acl-namesrv"))
+    namesrv.start()
+    broker = JavaAclBroker(namesrv, ADMIN_AND_DENIED_ACL, build=java_build,
+                           workdir=tmp_path_factory.mktemp("acl-broker"), broker_name="broker-acl", cluster="AclCluster")
+    try:
+        broker.start()
+        yield namesrv, broker
+    finally:
+        broker.stop()
+        namesrv.stop()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 from harness import backend, wire
-from test_broker_java_clients import PythonNameServer, py_broker, py_namesrv  # noqa: F401  (module fixtures)
+from harness.py_servers import PythonNameServer
 
 from rocketmq_py import codec
 

@@ -8,9 +8,9 @@ import json
 import time
 
 import pytest
-from harness import mqadmin, run_peer, wire
+from harness import mqadmin, run_peer, unique_name, wire
 from harness.peers import start_peer
-from test_broker_java_clients import PythonBroker, name, py_namesrv  # noqa: F401  (module fixture)
+from harness.py_servers import PythonBroker
 
 from rocketmq_py import codec
 from rocketmq_py.store import layout
@@ -78,7 +78,7 @@ def sync_broker(py_namesrv, tmp_path):
 
 
 def test_kill_minus_nine_during_sync_flush_sends(py_namesrv, sync_broker):
-    broker, topic, group = sync_broker, name("Crash"), name("CrashGroup")
+    broker, topic, group = sync_broker, unique_name("Crash"), unique_name("CrashGroup")
     queues = 4
     mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", str(queues), "-w", str(queues),
             namesrv=py_namesrv.addr)
@@ -129,7 +129,7 @@ def test_kill_minus_nine_during_sync_flush_sends(py_namesrv, sync_broker):
     after = run_peer("produce", namesrv=py_namesrv.addr, topic=topic, count=5, body="after-{i}")
     assert [s["status"] for s in after] == ["SEND_OK"] * 5
 
-    *fresh, done = run_peer("consume", namesrv=py_namesrv.addr, topic=topic, group=name("CrashFresh"),
+    *fresh, done = run_peer("consume", namesrv=py_namesrv.addr, topic=topic, group=unique_name("CrashFresh"),
                             count=stored + 5, timeout_ms=90000, timeout=150)
     assert done["count"] == stored + 5 and not done["timedOut"]
     ids = {m["msgId"] for m in fresh}

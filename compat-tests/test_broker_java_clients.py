@@ -11,39 +11,17 @@ import base64
 import socket
 import threading
 import time
-import uuid
 from collections import Counter
 
-import pytest
-from harness import mqadmin, run_peer, wire
-from harness.py_servers import STORE_SIZES, PythonBroker, PythonNameServer  # noqa: F401  (re-exported)
-
-
-def name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+from harness import mqadmin, run_peer, unique_name, wire
 
 
 def bodies(lines: list[dict]) -> list[bytes]:
     return [base64.b64decode(line["bodyBase64"]) for line in lines if "bodyBase64" in line]
 
 
-@pytest.fixture(scope="module")
-def py_namesrv(tmp_path_factory):
-    namesrv = PythonNameServer(tmp_path_factory.mktemp("py-ns")).start()
-    yield namesrv
-    assert namesrv.stop() == 0, namesrv.log_text()[-3000:]
-
-
-@pytest.fixture(scope="module")
-def py_broker(py_namesrv, tmp_path_factory):
-    broker = PythonBroker(py_namesrv.addr, tmp_path_factory.mktemp("py-broker"), broker_name="pybroker-a").start()
-    yield broker
-    assert broker.stop() == 0, broker.log_text()[-3000:]
-    assert not (broker.store_dir / "abort").exists()
-
-
 def test_java_producer_and_push_consumer_account_for_every_message(py_namesrv, py_broker):
-    topic, group = name("JavaFlow"), name("JavaFlowGroup")
+    topic, group = unique_name("JavaFlow"), unique_name("JavaFlowGroup")
     mqadmin("updateTopic", "-b", py_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=py_namesrv.addr)
     count = 200
     sent = run_peer("produce", namesrv=py_namesrv.addr, topic=topic, count=count, tags="TagA",
@@ -68,7 +46,7 @@ def test_java_producer_and_push_consumer_account_for_every_message(py_namesrv, p
 
 
 def test_every_kind_of_java_message_arrives(py_namesrv, py_broker):
-    topic, group = name("JavaKinds"), name("JavaKindsGroup")
+    topic, group = unique_name("JavaKinds"), unique_name("JavaKindsGroup")
     mqadmin("updateTopic", "-b", py_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=py_namesrv.addr)
     per_kind = 4
     sent = [line for line in run_peer("produce-kinds", namesrv=py_namesrv.addr, topic=topic, per_kind=per_kind)
@@ -100,7 +78,7 @@ def test_every_kind_of_java_message_arrives(py_namesrv, py_broker):
 
 
 def test_two_java_consumers_in_one_group_split_the_queues(py_namesrv, py_broker):
-    topic, group = name("JavaSplit"), name("JavaSplitGroup")
+    topic, group = unique_name("JavaSplit"), unique_name("JavaSplitGroup")
     mqadmin("updateTopic", "-b", py_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=py_namesrv.addr)
     outputs: list[list[dict]] = [[], []]
 
@@ -147,10 +125,10 @@ def test_java_orderly_consumer_locks_queues_and_sees_each_key_in_order(py_namesr
     from rocketmq_py.client.producer import Producer, SelectMessageQueueByHash
     from rocketmq_py.common.message import Message
 
-    topic, group = name("Orderly"), name("OrderlyGroup")
+    topic, group = unique_name("Orderly"), unique_name("OrderlyGroup")
     mqadmin("updateTopic", "-b", py_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=py_namesrv.addr)
     keys, steps = [f"order-{k}" for k in range(6)], 8
-    with Producer(name("OrderlyProducer"), namesrv_addr=py_namesrv.addr) as producer:
+    with Producer(unique_name("OrderlyProducer"), namesrv_addr=py_namesrv.addr) as producer:
         for step in range(steps):
             for key in keys:
                 message = Message(topic, f"{key}:{step}".encode(), properties={"key": key, "step": str(step)})

@@ -7,8 +7,7 @@ from __future__ import annotations
 import re
 import time
 
-from harness import mqadmin, run_peer, wire
-from test_broker_java_clients import name, py_broker, py_namesrv  # noqa: F401  (module fixtures)
+from harness import mqadmin, run_peer, unique_name, wire
 
 from rocketmq_py.common.route import TopicRouteData
 
@@ -32,7 +31,7 @@ def test_cluster_list_shows_our_broker(py_namesrv, py_broker):
 
 
 def test_update_topic_then_route_list_and_status(py_namesrv, py_broker):
-    topic = name("AdminTopic")
+    topic = unique_name("AdminTopic")
     out = mqadmin("updateTopic", "-c", py_broker.cluster, "-t", topic, "-r", "3", "-w", "5",
                   namesrv=py_namesrv.addr)
     assert "success" in out
@@ -57,7 +56,7 @@ def test_update_topic_then_route_list_and_status(py_namesrv, py_broker):
 
 
 def test_consumer_progress_after_a_java_consumer(py_namesrv, py_broker):
-    topic, group = name("Progress"), name("ProgressGroup")
+    topic, group = unique_name("Progress"), unique_name("ProgressGroup")
     mqadmin("updateTopic", "-b", py_broker.addr, "-t", topic, "-r", "2", "-w", "2", namesrv=py_namesrv.addr)
     run_peer("produce", namesrv=py_namesrv.addr, topic=topic, count=10)
     *_, done = run_peer("consume", namesrv=py_namesrv.addr, topic=topic, group=group, count=10, timeout_ms=60000)
@@ -82,7 +81,7 @@ def test_consumer_progress_after_a_java_consumer(py_namesrv, py_broker):
 
 
 def test_broker_status_and_config(py_namesrv, py_broker):
-    run_peer("produce", namesrv=py_namesrv.addr, topic=name("StatusTopic"), count=3)
+    run_peer("produce", namesrv=py_namesrv.addr, topic=unique_name("StatusTopic"), count=3)
     printed = mqadmin("brokerStatus", "-b", py_broker.addr, namesrv=py_namesrv.addr)
     stats = {}
     for line in printed.splitlines():
@@ -98,7 +97,7 @@ def test_broker_status_and_config(py_namesrv, py_broker):
 
 
 def test_subscription_group_and_delete_topic(py_namesrv, py_broker):
-    group, topic = name("AdminGroup"), name("Doomed")
+    group, topic = unique_name("AdminGroup"), unique_name("Doomed")
     out = mqadmin("updateSubGroup", "-b", py_broker.addr, "-g", group, "-r", "5", namesrv=py_namesrv.addr)
     assert "success" in out
     mqadmin("updateTopic", "-b", py_broker.addr, "-t", topic, "-r", "1", "-w", "1", namesrv=py_namesrv.addr)

@@ -10,8 +10,8 @@ import time
 from collections import defaultdict
 
 import pytest
-from harness import mqadmin, run_peer
-from test_broker_java_clients import PythonBroker, name, py_namesrv  # noqa: F401  (module fixture)
+from harness import mqadmin, run_peer, unique_name
+from harness.py_servers import PythonBroker
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
 
@@ -27,7 +27,7 @@ def fast_broker(py_namesrv, tmp_path_factory):
 
 
 def test_reconsume_later_goes_through_retry_to_the_dlq(py_namesrv, fast_broker):
-    topic, group = name("PyRetry"), name("PyRetryGroup")
+    topic, group = unique_name("PyRetry"), unique_name("PyRetryGroup")
     mqadmin("updateTopic", "-b", fast_broker.addr, "-t", topic, "-r", "2", "-w", "2", namesrv=py_namesrv.addr)
     sent = run_peer("produce", namesrv=py_namesrv.addr, topic=topic, count=4, body="retry-{i}")
     ids = {line["msgId"] for line in sent}
@@ -63,7 +63,7 @@ def test_reconsume_later_goes_through_retry_to_the_dlq(py_namesrv, fast_broker):
 
 @pytest.fixture(scope="module")
 def filter_topic(py_namesrv, fast_broker):
-    topic = name("PyFilter")
+    topic = unique_name("PyFilter")
     mqadmin("updateTopic", "-b", fast_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=py_namesrv.addr)
     for tag, color, price in (("TagA", "red", 5), ("TagB", "blue", 50), ("TagC", "green", 500)):
         run_peer("produce", namesrv=py_namesrv.addr, topic=topic, count=5, tags=tag,
@@ -76,14 +76,14 @@ def _bodies(lines: list[dict]) -> set[str]:
 
 
 def test_java_tag_subscription_gets_exactly_its_tags(py_namesrv, filter_topic):
-    *received, done = run_peer("consume", namesrv=py_namesrv.addr, topic=filter_topic, group=name("TagGroup"),
+    *received, done = run_peer("consume", namesrv=py_namesrv.addr, topic=filter_topic, group=unique_name("TagGroup"),
                                sub="TagA || TagC", count=11, timeout_ms=8000)
     assert done["count"] == 10 and done["timedOut"], "ten match, and nothing else arrives"
     assert _bodies(received) == {f"{tag}-{i}" for tag in ("TagA", "TagC") for i in range(5)}
 
 
 def test_java_sql92_subscription_gets_exactly_the_matching_messages(py_namesrv, filter_topic):
-    *received, done = run_peer("consume", namesrv=py_namesrv.addr, topic=filter_topic, group=name("SqlGroup"),
+    *received, done = run_peer("consume", namesrv=py_namesrv.addr, topic=filter_topic, group=unique_name("SqlGroup"),
                                sql="price > 10 AND color <> 'green'", count=6, timeout_ms=8000)
     assert done["count"] == 5 and done["timedOut"]
     assert _bodies(received) == {f"TagB-{i}" for i in range(5)}

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import base64
 
-from harness import JavaBroker, mqadmin, run_peer, wire
-from test_broker_java_clients import STORE_SIZES, PythonBroker, name, py_namesrv  # noqa: F401  (module fixture)
+from harness import JavaBroker, mqadmin, run_peer, unique_name, wire
+from harness.py_servers import STORE_SIZES, PythonBroker
 
 QUERY_CONSUMER_OFFSET = 14
 QUEUES = 4
@@ -33,7 +33,7 @@ def _fill(namesrv: str, broker_addr: str, topic: str, group: str) -> tuple[list[
 
 
 def _read_all(namesrv: str, topic: str, sent: list[dict]) -> None:
-    *received, done = run_peer("consume", namesrv=namesrv, topic=topic, group=name("MoveReader"), count=len(sent),
+    *received, done = run_peer("consume", namesrv=namesrv, topic=topic, group=unique_name("MoveReader"), count=len(sent),
                                timeout_ms=60000, timeout=120)
     assert done["count"] == len(sent) and not done["timedOut"]
     by_id = {m["msgId"]: m for m in received}
@@ -47,8 +47,8 @@ def _read_all(namesrv: str, topic: str, sent: list[dict]) -> None:
 
 
 def test_java_broker_serves_a_store_our_broker_wrote(py_namesrv, java_build, tmp_path):
-    ours = PythonBroker(py_namesrv.addr, tmp_path / "ours", broker_name=name("move-py")).start()
-    topic, group = name("MoveOut"), name("MoveOutGroup")
+    ours = PythonBroker(py_namesrv.addr, tmp_path / "ours", broker_name=unique_name("move-py")).start()
+    topic, group = unique_name("MoveOut"), unique_name("MoveOutGroup")
     try:
         sent, offsets = _fill(py_namesrv.addr, ours.addr, topic, group)
     finally:
@@ -66,9 +66,9 @@ def test_java_broker_serves_a_store_our_broker_wrote(py_namesrv, java_build, tmp
 
 
 def test_our_broker_serves_a_store_the_java_broker_wrote(py_namesrv, java_build, tmp_path):
-    java = JavaBroker(py_namesrv.addr, build=java_build, workdir=tmp_path / "java", broker_name=name("move-java"))
+    java = JavaBroker(py_namesrv.addr, build=java_build, workdir=tmp_path / "java", broker_name=unique_name("move-java"))
     java.start()
-    topic, group = name("MoveIn"), name("MoveInGroup")
+    topic, group = unique_name("MoveIn"), unique_name("MoveInGroup")
     try:
         sent, offsets = _fill(py_namesrv.addr, java.addr, topic, group)
     finally:

@@ -8,8 +8,8 @@ import threading
 import time
 
 import pytest
-from harness import run_peer
-from test_broker_java_clients import PythonBroker, name, py_namesrv  # noqa: F401  (module fixture)
+from harness import run_peer, unique_name
+from harness.py_servers import PythonBroker
 
 from rocketmq_py.client.producer import LocalTransactionState, SendStatus, TransactionProducer
 from rocketmq_py.common.message import Message
@@ -44,10 +44,10 @@ def checking_broker(py_namesrv, tmp_path_factory):
 
 
 def test_commit_rollback_and_check_back(py_namesrv, checking_broker):
-    topic = name("PyTx")
+    topic = unique_name("PyTx")
     listener = Listener()
     per_kind = 2
-    with TransactionProducer(name("tx_pg"), listener, namesrv_addr=py_namesrv.addr) as producer:
+    with TransactionProducer(unique_name("tx_pg"), listener, namesrv_addr=py_namesrv.addr) as producer:
         for i in range(per_kind):
             for kind in OUTCOMES:
                 message = Message(topic, f"{kind}-{i}".encode(), properties={"kind": kind})
@@ -59,7 +59,7 @@ def test_commit_rollback_and_check_back(py_namesrv, checking_broker):
         assert set(listener.checked) == {"unknown-then-commit", "unknown-then-rollback"}, listener.checked
         time.sleep(2)  # END_TRANSACTION after a check is oneway
     expected = {f"{kind}-{i}" for kind in ("commit", "unknown-then-commit") for i in range(per_kind)}
-    *received, done = run_peer("consume", namesrv=py_namesrv.addr, topic=topic, group=name("TxGroup"),
+    *received, done = run_peer("consume", namesrv=py_namesrv.addr, topic=topic, group=unique_name("TxGroup"),
                                count=len(expected) + 1, timeout_ms=8000)
     assert done["count"] == len(expected) and done["timedOut"], "exactly the committed messages arrive"
     assert {base64.b64decode(m["bodyBase64"]).decode() for m in received} == expected

@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections import Counter
 
-from harness import mqadmin, run_peer
+from harness import mqadmin, run_peer, unique_name
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
 
 COUNT = 12
-
-
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
 def _wait(condition, timeout: float) -> bool:
@@ -31,7 +26,7 @@ def _wait(condition, timeout: float) -> bool:
 
 def test_mqadmin_reaches_the_python_consumer(java_namesrv, java_broker):
     namesrv = java_namesrv.addr
-    topic, group = _name("Admin"), _name("cg")
+    topic, group = unique_name("Admin"), unique_name("cg")
     mqadmin("updateTopic", "-b", java_broker.addr, "-t", topic, "-r", "2", "-w", "2", namesrv=namesrv)
     before = int(time.time() * 1000) - 1000
     sent = run_peer("produce", namesrv=namesrv, topic=topic, count=COUNT, body="adm-{i}")

@@ -7,19 +7,14 @@ from __future__ import annotations
 import base64
 import threading
 import time
-import uuid
 from collections import Counter
 
-from harness import mqadmin, run_peer
+from harness import mqadmin, run_peer, unique_name
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
 from rocketmq_py.client.consumer.allocate import AllocateMessageQueueAveragely
 
 QUEUES = 8
-
-
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
 class Collector:
@@ -73,7 +68,7 @@ def _java_bodies(lines: list[dict]) -> list[str]:
 
 
 def test_two_python_and_one_java_consumer_share_a_group(java_namesrv, java_broker):
-    topic, group = _name("Cluster"), _name("cg")
+    topic, group = unique_name("Cluster"), unique_name("cg")
     mqadmin("updateTopic", "-b", java_broker.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
             namesrv=java_namesrv.addr)
     java_lines: list[dict] = []
@@ -121,7 +116,7 @@ def test_two_python_and_one_java_consumer_share_a_group(java_namesrv, java_broke
 
 def test_allocation_matches_java_for_the_group(java_namesrv, java_broker):
     """The split the Python consumers computed is Java's averaging split of the broker's client id list."""
-    topic, group = _name("Split"), _name("cg")
+    topic, group = unique_name("Split"), unique_name("cg")
     mqadmin("updateTopic", "-b", java_broker.addr, "-t", topic, "-r", "5", "-w", "5", namesrv=java_namesrv.addr)
     collectors = [Collector(), Collector()]
     consumers = [_consumer(java_namesrv.addr, group, topic, c) for c in collectors]
@@ -141,7 +136,7 @@ def test_allocation_matches_java_for_the_group(java_namesrv, java_broker):
 
 def test_broadcasting_delivers_every_message_to_every_consumer(java_namesrv, java_broker, tmp_path, monkeypatch):
     monkeypatch.setenv("ROCKETMQ_CLIENT_LOCAL_OFFSET_STORE_DIR", str(tmp_path))
-    topic, group = _name("Broadcast"), _name("cg")
+    topic, group = unique_name("Broadcast"), unique_name("cg")
     mqadmin("updateTopic", "-b", java_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=java_namesrv.addr)
     java_lines: list[dict] = []
     count = 30

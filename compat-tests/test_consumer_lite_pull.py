@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 
 import pytest
-from harness import mqadmin, run_peer
+from harness import mqadmin, run_peer, unique_name
 
 from rocketmq_py.client.consumer import AsyncLitePullConsumer, LitePullConsumer
 from rocketmq_py.common.message_queue import MessageQueue
@@ -17,14 +16,10 @@ from rocketmq_py.errors import InvalidArgumentError
 COUNT = 40
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
 @pytest.fixture(scope="module")
 def produced(java_namesrv, java_broker):
     """COUNT messages from the Java producer to a new topic of 4 queues: {(queueId, queueOffset): line}."""
-    topic = _name("LitePull")
+    topic = unique_name("LitePull")
     mqadmin("updateTopic", "-b", java_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=java_namesrv.addr)
     before = int(time.time() * 1000)
     lines = run_peer("produce", namesrv=java_namesrv.addr, topic=topic, count=COUNT, tags="TagL",
@@ -44,7 +39,7 @@ def _poll_until(consumer, wanted: int, timeout_s: float = 30.0) -> list:
 
 def test_assign_and_seek_reread_a_known_range_exactly(java_namesrv, produced):
     topic, by_position, _, _ = produced
-    with LitePullConsumer(_name("lp"), namesrv_addr=java_namesrv.addr, auto_commit=False) as consumer:
+    with LitePullConsumer(unique_name("lp"), namesrv_addr=java_namesrv.addr, auto_commit=False) as consumer:
         queues = sorted(consumer.fetch_message_queues(topic))
         assert [q.queue_id for q in queues] == [0, 1, 2, 3]
         queue = queues[1]
@@ -68,7 +63,7 @@ def test_assign_and_seek_reread_a_known_range_exactly(java_namesrv, produced):
 
 def test_seek_to_begin_and_end_and_offset_for_timestamp(java_namesrv, produced):
     topic, by_position, before, after = produced
-    with LitePullConsumer(_name("lp"), namesrv_addr=java_namesrv.addr) as consumer:
+    with LitePullConsumer(unique_name("lp"), namesrv_addr=java_namesrv.addr) as consumer:
         queue = MessageQueue(topic, next(iter(consumer.fetch_message_queues(topic))).broker_name, 2)
         consumer.assign([queue])
         size = sum(1 for q, _ in by_position if q == 2)
@@ -93,7 +88,7 @@ def _diffs(progress: str, topic: str) -> list[int]:
 
 def test_pause_holds_a_queue_back_and_commit_reaches_the_broker(java_namesrv, produced):
     topic, by_position, _, _ = produced
-    group = _name("lp")
+    group = unique_name("lp")
     per_queue = {q: sum(1 for queue_id, _ in by_position if queue_id == q) for q in range(4)}
 
     async def consume() -> tuple[list, list, dict]:
@@ -126,7 +121,7 @@ def test_asyncio_twin_polls_the_same_messages(java_namesrv, produced):
     topic, by_position, _, _ = produced
 
     async def read_all() -> list:
-        async with AsyncLitePullConsumer(_name("lp"), namesrv_addr=java_namesrv.addr,
+        async with AsyncLitePullConsumer(unique_name("lp"), namesrv_addr=java_namesrv.addr,
                                          consume_from_where="CONSUME_FROM_FIRST_OFFSET") as consumer:
             consumer.assign(await consumer.fetch_message_queues(topic))
             got: list = []
@@ -142,7 +137,7 @@ def test_asyncio_twin_polls_the_same_messages(java_namesrv, produced):
 
 def test_subscribe_mode_splits_the_queues_of_a_group(java_namesrv, produced):
     topic, by_position, _, _ = produced
-    group = _name("lp")
+    group = unique_name("lp")
     consumers = []
     try:
         for _ in range(2):

@@ -7,19 +7,14 @@ from __future__ import annotations
 import base64
 import threading
 import time
-import uuid
 
-from harness import mqadmin, run_peer
+from harness import mqadmin, run_peer, unique_name
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
 from rocketmq_py.client.consumer.offset_store import offset_file_text, read_offset_file, write_offset_file
 from rocketmq_py.common.message_queue import MessageQueue
 
 BATCH = 20
-
-
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
 def _diffs(progress: str, topic: str) -> list[int]:
@@ -50,7 +45,7 @@ def _python_consume(namesrv: str, group: str, topic: str, expected: int, settle_
 
 
 def test_offsets_pass_between_python_and_java_consumers(java_namesrv, java_broker):
-    topic, group = _name("Offsets"), _name("cg")
+    topic, group = unique_name("Offsets"), unique_name("cg")
     namesrv = java_namesrv.addr
     mqadmin("updateTopic", "-b", java_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=namesrv)
 

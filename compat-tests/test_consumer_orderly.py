@@ -7,19 +7,14 @@ from __future__ import annotations
 import random
 import threading
 import time
-import uuid
 from collections import defaultdict
 
-from harness import mqadmin, run_peer
+from harness import mqadmin, run_peer, unique_name
 
 from rocketmq_py.client.consumer import ConsumeOrderlyStatus, PushConsumer
 
 PER_QUEUE = 15
 QUEUES = 4
-
-
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
 def _owned(consumer: PushConsumer, topic: str) -> set:
@@ -28,7 +23,7 @@ def _owned(consumer: PushConsumer, topic: str) -> set:
 
 
 def test_two_python_orderly_consumers_keep_per_queue_order(java_namesrv, java_broker):
-    topic, group = _name("Orderly"), _name("cg")
+    topic, group = unique_name("Orderly"), unique_name("cg")
     namesrv = java_namesrv.addr
     mqadmin("updateTopic", "-b", java_broker.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
             namesrv=namesrv)

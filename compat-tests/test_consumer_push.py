@@ -8,10 +8,9 @@ import asyncio
 import base64
 import threading
 import time
-import uuid
 
 import pytest
-from harness import mqadmin, run_peer
+from harness import mqadmin, run_peer, unique_name
 
 from rocketmq_py.client.consumer import (
     AsyncPushConsumer,
@@ -25,18 +24,14 @@ KINDS = ("tags", "keys", "props", "compressed", "batch", "ordered", "delayed", "
 CLIENT_ADDED = {"MIN_OFFSET", "MAX_OFFSET", "CONSUME_START_TIME"}
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
 @pytest.fixture(scope="module")
 def kinds_topic(java_namesrv, java_broker):
     """Every kind from the Java producer, and what the official Java consumer received: (topic, sent, java)."""
-    topic = _name("Kinds")
+    topic = unique_name("Kinds")
     mqadmin("updateTopic", "-b", java_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=java_namesrv.addr)
     sent = run_peer("produce-kinds", namesrv=java_namesrv.addr, topic=topic, per_kind=PER_KIND, timeout=180)
     assert sorted({line["kind"] for line in sent}) == sorted(KINDS)
-    lines = run_peer("consume", namesrv=java_namesrv.addr, topic=topic, group=_name("javacg"), count=len(sent),
+    lines = run_peer("consume", namesrv=java_namesrv.addr, topic=topic, group=unique_name("javacg"), count=len(sent),
                      timeout_ms=60000, timeout=120)
     assert not lines[-1]["timedOut"], lines[-1]
     java = {line["msgId"]: line for line in lines[:-1]}
@@ -92,7 +87,7 @@ def test_blocking_push_consumer_receives_every_kind_as_java_does(java_namesrv, k
                 all_in.set()
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    consumer = PushConsumer(_name("cg"), namesrv_addr=java_namesrv.addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    consumer = PushConsumer(unique_name("cg"), namesrv_addr=java_namesrv.addr, consume_from_where="CONSUME_FROM_FIRST_OFFSET")
     consumer.subscribe(topic, "*")
     consumer.register_message_listener(listener)
     with consumer:
@@ -116,7 +111,7 @@ def test_asyncio_push_consumer_with_an_async_listener(java_namesrv, kinds_topic)
                 done.set()
             return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-        consumer = AsyncPushConsumer(_name("cg"), namesrv_addr=java_namesrv.addr,
+        consumer = AsyncPushConsumer(unique_name("cg"), namesrv_addr=java_namesrv.addr,
                                      consume_from_where="CONSUME_FROM_FIRST_OFFSET", consume_message_batch_max_size=4)
         consumer.subscribe(topic)
         consumer.register_message_listener(listener)

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections import defaultdict
 
 import pytest
-from harness import mqadmin, run_peer
+from harness import mqadmin, run_peer, unique_name
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, MessageSelector, PushConsumer
 from rocketmq_py.errors import InvalidSelectorError
@@ -19,13 +18,9 @@ from rocketmq_py.errors import InvalidSelectorError
 FAST_DELAYS = " ".join(["1s"] * 18)
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
 def test_reconsume_later_retries_then_dead_letters(java_namesrv, start_broker):
     broker = start_broker(messageDelayLevel=FAST_DELAYS)
-    topic, group = _name("Retry"), _name("cg")
+    topic, group = unique_name("Retry"), unique_name("cg")
     namesrv = java_namesrv.addr
     mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", "2", "-w", "2", namesrv=namesrv)
     sent = run_peer("produce", namesrv=namesrv, topic=topic, count=4, body="retry-{i}", keys="rk-{i}")
@@ -69,7 +64,7 @@ def test_reconsume_later_retries_then_dead_letters(java_namesrv, start_broker):
 
 @pytest.fixture(scope="module")
 def filter_topic(java_namesrv, java_broker):
-    topic = _name("Filter")
+    topic = unique_name("Filter")
     mqadmin("updateTopic", "-b", java_broker.addr, "-t", topic, "-r", "4", "-w", "4", namesrv=java_namesrv.addr)
     for tag, color in (("TagA", "red"), ("TagB", "blue"), ("TagC", "green")):
         run_peer("produce", namesrv=java_namesrv.addr, topic=topic, count=5, tags=tag, prop=[f"color={color}"],
@@ -86,7 +81,7 @@ def _consume_matching(namesrv: str, topic: str, selector, expected: int) -> list
             received.extend(messages)
         return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    consumer = PushConsumer(_name("cg"), namesrv_addr=namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    consumer = PushConsumer(unique_name("cg"), namesrv_addr=namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET")
     consumer.subscribe(topic, selector)
     consumer.register_message_listener(listener)
     with consumer:
@@ -111,7 +106,7 @@ def test_sql92_filter_delivers_exactly_the_matching_messages(java_namesrv, filte
 
 
 def test_a_bad_selector_fails_at_subscribe(java_namesrv):
-    consumer = PushConsumer(_name("cg"), namesrv_addr=java_namesrv.addr)
+    consumer = PushConsumer(unique_name("cg"), namesrv_addr=java_namesrv.addr)
     with pytest.raises(InvalidSelectorError):
         consumer.subscribe("AnyTopic", MessageSelector.by_sql("color IN ('red'"))
     with pytest.raises(InvalidSelectorError):

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 
 import pytest
-from harness import HarnessUnavailable, mqadmin, run_peer, wire
+from harness import HarnessUnavailable, mqadmin, run_peer, unique_name, wire
 from harness.docker_backend import JavaBroker, JavaNameServer, PyBroker, PyNameServer, require_docker
 from harness.peers import start_peer
 
@@ -33,10 +32,6 @@ pytestmark = [pytest.mark.compat, pytest.mark.docker]
 QUERY_CONSUMER_OFFSET = 14
 GET_MAX_OFFSET = 30
 QUEUES = 4
-
-
-def name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -62,7 +57,7 @@ def containers():
 
 def _consume_with_python(namesrv: str, topic: str, wanted: int, timeout_s: float = 60) -> list:
     got = []
-    with LitePullConsumer(name("DockerLite"), namesrv_addr=namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET") \
+    with LitePullConsumer(unique_name("DockerLite"), namesrv_addr=namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET") \
             as consumer:
         consumer.subscribe(topic, "*")
         deadline = time.monotonic() + timeout_s
@@ -90,9 +85,9 @@ def _stored(broker_addr: str, topic: str) -> int:
 
 def test_mixed_cluster_java_and_python_clients_on_both_brokers(containers, tmp_path):
     namesrv = containers(JavaNameServer(workdir=tmp_path / "namesrv"))
-    ours = containers(PyBroker(namesrv, workdir=tmp_path / "ours", broker_name=name("py")))
-    java = containers(JavaBroker(namesrv, workdir=tmp_path / "java", broker_name=name("java")))
-    topic = name("DockerMixed")
+    ours = containers(PyBroker(namesrv, workdir=tmp_path / "ours", broker_name=unique_name("py")))
+    java = containers(JavaBroker(namesrv, workdir=tmp_path / "java", broker_name=unique_name("java")))
+    topic = unique_name("DockerMixed")
     mqadmin("updateTopic", "-c", "DefaultCluster", "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
             namesrv=namesrv.addr)
     cluster = mqadmin("clusterList", namesrv=namesrv.addr)
@@ -102,14 +97,14 @@ def test_mixed_cluster_java_and_python_clients_on_both_brokers(containers, tmp_p
     assert {line["status"] for line in sent_by_java} == {"SEND_OK"}
     assert {line["brokerName"] for line in sent_by_java} == {ours.broker_name, java.broker_name}
     sent_by_python = []
-    with Producer(name("DockerProducer"), namesrv_addr=namesrv.addr) as producer:
+    with Producer(unique_name("DockerProducer"), namesrv_addr=namesrv.addr) as producer:
         for i in range(80):
             sent_by_python.append(producer.send(Message(topic, f"python-{i}".encode())))
     assert {result.message_queue.broker_name for result in sent_by_python} == {ours.broker_name, java.broker_name}
     sent_ids = {line["msgId"] for line in sent_by_java} | {result.msg_id for result in sent_by_python}
     assert len(sent_ids) == 160
 
-    *received, done = run_peer("consume", namesrv=namesrv.addr, topic=topic, group=name("DockerJavaGroup"),
+    *received, done = run_peer("consume", namesrv=namesrv.addr, topic=topic, group=unique_name("DockerJavaGroup"),
                                count=160, timeout_ms=90000, timeout=150)
     assert done["count"] == 160 and not done["timedOut"]
     assert {line["msgId"] for line in received} == sent_ids
@@ -122,8 +117,8 @@ def test_mixed_cluster_java_and_python_clients_on_both_brokers(containers, tmp_p
 
 def test_store_moves_between_containers_through_a_shared_volume(containers, tmp_path):
     namesrv = containers(PyNameServer(workdir=tmp_path / "namesrv"))
-    store_home, broker_name = tmp_path / "broker", name("moving")
-    topic, group = name("DockerMove"), name("DockerMoveGroup")
+    store_home, broker_name = tmp_path / "broker", unique_name("moving")
+    topic, group = unique_name("DockerMove"), unique_name("DockerMoveGroup")
 
     ours = containers(PyBroker(namesrv, workdir=store_home, broker_name=broker_name))
     mqadmin("updateTopic", "-b", ours.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
@@ -145,7 +140,7 @@ def test_store_moves_between_containers_through_a_shared_volume(containers, tmp_
     back = containers(PyBroker(namesrv, workdir=store_home, broker_name=broker_name, port=ours.port))
     assert _committed(back.addr, group, topic) == committed, "committed offsets move with the store"
     everything = {line["msgId"] for line in first} | {line["msgId"] for line in second}
-    *received, done = run_peer("consume", namesrv=namesrv.addr, topic=topic, group=name("DockerMoveFresh"),
+    *received, done = run_peer("consume", namesrv=namesrv.addr, topic=topic, group=unique_name("DockerMoveFresh"),
                                count=160, timeout_ms=90000, timeout=150)
     assert done["count"] == 160 and not done["timedOut"]
     assert {line["msgId"] for line in received} == everything, \
@@ -154,9 +149,9 @@ def test_store_moves_between_containers_through_a_shared_volume(containers, tmp_
 
 def test_docker_kill_during_sync_flush_sends_loses_no_acknowledged_message(containers, tmp_path):
     namesrv = containers(JavaNameServer(workdir=tmp_path / "namesrv"))
-    broker = containers(PyBroker(namesrv, workdir=tmp_path / "broker", broker_name=name("crash"),
+    broker = containers(PyBroker(namesrv, workdir=tmp_path / "broker", broker_name=unique_name("crash"),
                                  extra_config={"flushDiskType": "SYNC_FLUSH"}))
-    topic = name("DockerCrash")
+    topic = unique_name("DockerCrash")
     mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
             namesrv=namesrv.addr)
 
@@ -185,7 +180,7 @@ def test_docker_kill_during_sync_flush_sends_loses_no_acknowledged_message(conta
     broker.start()
     stored = _stored(broker.addr, topic)
     assert stored >= len(acked)
-    *received, done = run_peer("consume", namesrv=namesrv.addr, topic=topic, group=name("DockerCrashGroup"),
+    *received, done = run_peer("consume", namesrv=namesrv.addr, topic=topic, group=unique_name("DockerCrashGroup"),
                                count=stored, timeout_ms=90000, timeout=150)
     assert done["count"] == stored and not done["timedOut"]
     assert {item["msgId"] for item in acked} <= {line["msgId"] for line in received}, \

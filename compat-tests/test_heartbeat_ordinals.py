@@ -10,7 +10,6 @@ import json
 import uuid
 
 import pytest
-from test_broker_java_clients import py_broker, py_namesrv  # noqa: F401  (module fixtures)
 
 from rocketmq_py import codec
 from rocketmq_py.remoting import BlockingRemotingClient, create_request

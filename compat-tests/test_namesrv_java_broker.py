@@ -3,74 +3,14 @@ the cluster through it, and a Java producer and consumer route through it to the
 from __future__ import annotations
 
 import base64
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 from harness import JavaBroker, mqadmin, run_peer
-from harness.processes import free_port
 
 from rocketmq_py.common.route import TopicRouteData
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-class PythonNameServer:
-    """``python -m rocketmq_py namesrv`` as a child process on a free loopback port."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self.port = free_port()
-        self.proc: subprocess.Popen | None = None
-
-    @property
-    def addr(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self) -> "PythonNameServer":
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        conf = self.workdir / "namesrv.properties"
-        conf.write_text(f"listenPort={self.port}\nkvConfigPath={self.workdir / 'kvConfig.json'}\n"
-                        f"configStorePath={self.workdir / 'namesrv-store.properties'}\n")
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-        self.log = open(self.workdir / "namesrv.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", "namesrv", "-c", str(conf)],
-                                     stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"our name server exited: {(self.workdir / 'namesrv.log').read_text()}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return self
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("our name server did not start listening")
-
-    def stop(self) -> int | None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode if self.proc else None
-
-
-@pytest.fixture(scope="module")
-def py_namesrv(tmp_path_factory):
-    namesrv = PythonNameServer(tmp_path_factory.mktemp("py-namesrv")).start()
-    yield namesrv
-    assert namesrv.stop() == 0
 
 
 @pytest.fixture(scope="module")

@@ -5,42 +5,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from harness.acl import JavaAclBroker
 
 from rocketmq_py.client.producer import Producer, SendStatus
 from rocketmq_py.common.message import Message
 from rocketmq_py.errors import NoPermissionError, SendFailedError
-
-PLAIN_ACL = """\
-globalWhiteRemoteAddresses: []
-accounts:
-  - accessKey: py-admin
-    secretKey: py-admin-secret-1
-    whiteRemoteAddress:
-    admin: true
-  - accessKey: py-denied
-    secretKey: py-denied-secret-1
-    whiteRemoteAddress:
-    admin: false
-    defaultTopicPerm: DENY
-    defaultGroupPerm: PUB|SUB
-"""
-
-
-@pytest.fixture(scope="module")
-def acl_cluster(java_build, tmp_path_factory):
-    from harness.processes import JavaNameServer
-
-    namesrv = JavaNameServer(build=java_build, workdir=tmp_path_factory.mktemp("acl-namesrv"))
-    namesrv.start()
-    broker = JavaAclBroker(namesrv, PLAIN_ACL, build=java_build, workdir=tmp_path_factory.mktemp("acl-broker"),
-                           broker_name="broker-acl", cluster="AclCluster")
-    try:
-        broker.start()
-        yield namesrv, broker
-    finally:
-        broker.stop()
-        namesrv.stop()
 
 
 def _send(namesrv, access_key, secret_key, topic):

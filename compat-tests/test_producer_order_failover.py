@@ -6,31 +6,26 @@ from __future__ import annotations
 import base64
 import threading
 import time
-import uuid
 from collections import Counter
 
-from harness import mqadmin, run_peer
+from harness import mqadmin, run_peer, unique_name
 
 from rocketmq_py.client.producer import Producer, SelectMessageQueueByHash, SendStatus
 from rocketmq_py.common.message import Message
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
 def test_ordered_messages_keep_their_order_per_key(java_namesrv, java_broker):
-    topic = _name("Ordered")
+    topic = unique_name("Ordered")
     keys = [f"order-{k}" for k in range(6)]
     steps = 5
-    with Producer(_name("pg"), namesrv_addr=java_namesrv.addr) as producer:
+    with Producer(unique_name("pg"), namesrv_addr=java_namesrv.addr) as producer:
         for step in range(steps):
             for key in keys:
                 message = Message(topic, f"{key}:{step}".encode(), tags="Ord", keys=key,
                                   properties={"key": key, "step": str(step)})
                 result = producer.send(message, selector=SelectMessageQueueByHash(), arg=key)
                 assert result.send_status is SendStatus.SEND_OK
-    lines = run_peer("consume-orderly", namesrv=java_namesrv.addr, topic=topic, group=_name("cg"),
+    lines = run_peer("consume-orderly", namesrv=java_namesrv.addr, topic=topic, group=unique_name("cg"),
                      count=len(keys) * steps, timeout_ms=60000, timeout=120)
     done, received = lines[-1], lines[:-1]
     assert not done["timedOut"]
@@ -46,15 +41,15 @@ def test_ordered_messages_keep_their_order_per_key(java_namesrv, java_broker):
 
 def test_failover_when_a_broker_is_killed_mid_stream(start_namesrv, start_broker):
     namesrv = start_namesrv()
-    cluster = _name("FailoverCluster")
+    cluster = unique_name("FailoverCluster")
     brokers = [start_broker(namesrv=namesrv, cluster=cluster) for _ in range(2)]
-    topic = _name("Failover")
+    topic = unique_name("Failover")
     mqadmin("updateTopic", "-c", cluster, "-t", topic, "-r", "2", "-w", "2", namesrv=namesrv.addr)
     victim = brokers[1]
     ok: list[str] = []
     failed: list[BaseException] = []
     used_brokers: Counter[str] = Counter()
-    with Producer(_name("pg"), namesrv_addr=namesrv.addr, send_latency_fault_enable=True) as producer:
+    with Producer(unique_name("pg"), namesrv_addr=namesrv.addr, send_latency_fault_enable=True) as producer:
         queues = producer.fetch_publish_message_queues(topic)
         assert {q.broker_name for q in queues} == {b.broker_name for b in brokers}
         killer = threading.Timer(1.0, victim.kill)
@@ -79,7 +74,7 @@ def test_failover_when_a_broker_is_killed_mid_stream(start_namesrv, start_broker
     victim.restart()  # messages it stored before the kill are consumed after it is back
     consumed: set[str] = set()
     for _ in range(2):
-        lines = run_peer("consume", namesrv=namesrv.addr, topic=topic, group=_name("cg"),
+        lines = run_peer("consume", namesrv=namesrv.addr, topic=topic, group=unique_name("cg"),
                          count=len(ok), timeout_ms=60000, timeout=120)
         consumed |= {line["msgId"] for line in lines[:-1]}
         if set(ok) <= consumed:

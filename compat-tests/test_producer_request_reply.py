@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import uuid
 
-from harness import run_peer
+from harness import run_peer, unique_name
 
 from rocketmq_py import codec
 from rocketmq_py.client.producer import AsyncProducer, Producer, create_reply_message
@@ -18,17 +17,13 @@ from rocketmq_py.remoting import RemotingClient, create_request
 COUNT = 3
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
 def test_python_requester_java_replier(java_namesrv, java_broker):
-    topic = _name("RequestPy")
-    with Producer(_name("pg"), namesrv_addr=java_namesrv.addr) as producer:
+    topic = unique_name("RequestPy")
+    with Producer(unique_name("pg"), namesrv_addr=java_namesrv.addr) as producer:
         producer.send(Message(topic, b"creates-the-topic"))
         replier_lines: list[dict] = []
         replier = threading.Thread(target=lambda: replier_lines.extend(run_peer(
-            "reply", namesrv=java_namesrv.addr, topic=topic, group=_name("replier"), count=COUNT + 1,
+            "reply", namesrv=java_namesrv.addr, topic=topic, group=unique_name("replier"), count=COUNT + 1,
             timeout_ms=90000, timeout=150)))
         replier.start()
         replies = []
@@ -82,10 +77,10 @@ async def _reply_to_requests(replier: AsyncProducer, broker_addr: str, topic: st
 
 
 async def test_java_requester_python_replier(java_namesrv, java_broker):
-    topic = _name("RequestJava")
+    topic = unique_name("RequestJava")
     requester = asyncio.create_task(asyncio.to_thread(
         run_peer, "request", namesrv=java_namesrv.addr, topic=topic, count=COUNT, timeout_ms=30000, timeout=150))
-    async with AsyncProducer(_name("replier_pg"), namesrv_addr=java_namesrv.addr) as replier:
+    async with AsyncProducer(unique_name("replier_pg"), namesrv_addr=java_namesrv.addr) as replier:
         answered = await _reply_to_requests(replier, java_broker.addr, topic, COUNT, 90)
         assert answered == COUNT, f"answered {answered} of {COUNT} requests from the Java requester"
         lines = await requester

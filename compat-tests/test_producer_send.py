@@ -7,10 +7,9 @@ import asyncio
 import base64
 import threading
 import time
-import uuid
 
 import pytest
-from harness import run_peer
+from harness import run_peer, unique_name
 
 from rocketmq_py.client.producer import AsyncProducer, Producer, SelectMessageQueueByHash, SendStatus
 from rocketmq_py.common.message import Message
@@ -18,12 +17,8 @@ from rocketmq_py.common.message import Message
 CONSUME_TIMEOUT_MS = 60000
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
 def _consume(namesrv: str, topic: str, count: int, timeout_ms: int = CONSUME_TIMEOUT_MS) -> list[dict]:
-    lines = run_peer("consume", namesrv=namesrv, topic=topic, group=_name("cg"), count=count,
+    lines = run_peer("consume", namesrv=namesrv, topic=topic, group=unique_name("cg"), count=count,
                      timeout_ms=timeout_ms, timeout=timeout_ms / 1000 + 60)
     done = lines[-1]
     assert done.get("done") and not done["timedOut"], f"the Java consumer got {done.get('count')} of {count}"
@@ -53,10 +48,10 @@ MODES = ("sync", "async", "oneway", "queue", "selector", "batch", "asyncio")
 def all_modes(java_namesrv, java_broker):
     """Send PER_MODE messages in every mode to one new topic (auto-created through TBW102), then let
     one Java consumer read them all."""
-    topic = _name("ProducerModes")
+    topic = unique_name("ProducerModes")
     sent: dict[str, list[Message]] = {mode: [] for mode in MODES}
     results: dict[str, list] = {mode: [] for mode in MODES}
-    with Producer(_name("pg"), namesrv_addr=java_namesrv.addr) as producer:
+    with Producer(unique_name("pg"), namesrv_addr=java_namesrv.addr) as producer:
         for i in range(PER_MODE):
             message = _message(topic, "sync", i)
             results["sync"].append(producer.send(message))
@@ -96,7 +91,7 @@ def all_modes(java_namesrv, java_broker):
         sent["batch"].extend(batch)
 
     async def asyncio_sends() -> None:
-        async with AsyncProducer(_name("pg"), namesrv_addr=java_namesrv.addr) as producer:
+        async with AsyncProducer(unique_name("pg"), namesrv_addr=java_namesrv.addr) as producer:
             messages = [_message(topic, "asyncio", i) for i in range(PER_MODE)]
             tasks = [producer.send_async(m) for m in messages]
             results["asyncio"].extend(await asyncio.gather(*tasks))
@@ -151,10 +146,10 @@ COMPRESSIONS = ("ZLIB", "LZ4", "ZSTD")
 
 
 def test_compressed_bodies_read_back_by_java(java_namesrv, java_broker):
-    topic = _name("ProducerCompress")
+    topic = unique_name("ProducerCompress")
     sent = []
     for kind in COMPRESSIONS:
-        with Producer(_name("pg"), namesrv_addr=java_namesrv.addr, compress_type=kind) as producer:
+        with Producer(unique_name("pg"), namesrv_addr=java_namesrv.addr, compress_type=kind) as producer:
             for size in (100, 4096, 20000):  # below, at and above compress_msg_body_over_howmuch
                 body = (f"{kind}-{size}-" * (size // 8 + 1)).encode()[:size]
                 message = Message(topic, body, tags=kind, keys=f"{kind}-{size}", properties={"size": str(size)})
@@ -173,8 +168,8 @@ def test_compressed_bodies_read_back_by_java(java_namesrv, java_broker):
 
 
 def test_delay_level_2_arrives_no_sooner_than_5_s(java_namesrv, java_broker):
-    topic = _name("ProducerDelay")
-    with Producer(_name("pg"), namesrv_addr=java_namesrv.addr) as producer:
+    topic = unique_name("ProducerDelay")
+    with Producer(unique_name("pg"), namesrv_addr=java_namesrv.addr) as producer:
         producer.send(Message(topic, b"warm-up"))  # creates the topic, so the consumer below can start at once
         consumed: list[dict] = []
         consumer = threading.Thread(target=lambda: consumed.extend(_consume(java_namesrv.addr, topic, 3)))

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 
 import pytest
-from harness import mqadmin
+from harness import mqadmin, unique_name
 from harness.py_servers import PythonBroker
 from harness.spark import local_session, pyspark_or_skip
-from test_broker_java_clients import py_namesrv  # noqa: F401  (module fixture)
-from test_producer_acl import acl_cluster  # noqa: F401  (module fixture: a Java broker with aclEnable)
 
 pyspark_or_skip()
 
@@ -25,17 +22,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # Spark on a loaded 2
 QUEUES = 2
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
 @pytest.fixture(scope="module")
 def spark():
     return local_session()
 
 
 @pytest.fixture(scope="module")
-def py_broker(py_namesrv, tmp_path_factory):  # noqa: F811
+def py_broker(py_namesrv, tmp_path_factory):
     broker = PythonBroker(py_namesrv.addr, tmp_path_factory.mktemp("spark-opt-broker"),
                           broker_name="pybroker-sparkopt").start()
     yield broker
@@ -50,7 +43,7 @@ def cluster(request):
 
 
 def _topic(namesrv: str, broker, prefix: str, queues: int = QUEUES, name: str | None = None) -> str:
-    topic = name or _name(prefix)
+    topic = name or unique_name(prefix)
     mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", str(queues), "-w", str(queues), namesrv=namesrv)
     return topic
 
@@ -80,7 +73,7 @@ def _stream(spark, namesrv: str, **options) -> tuple[list[str], list[dict]]:
     reader = spark.readStream.format("rocketmq").option("nameServer", namesrv)
     for key, value in options.items():
         reader = reader.option(key, value)
-    table = _name("stream").lower()
+    table = unique_name("stream").lower()
     query = reader.load().selectExpr("cast(body as string) as body").writeStream.format("memory") \
         .queryName(table).trigger(availableNow=True).start()
     assert query.awaitTermination(240), "the AvailableNow stream did not end"
@@ -175,7 +168,7 @@ def test_startingTimestamp_and_endingTimestamp(spark, cluster):
 
 def test_topicPattern_batch_and_a_stream_that_picks_up_a_new_topic(spark, cluster, tmp_path):
     namesrv, broker = cluster
-    prefix = _name("OptPat")
+    prefix = unique_name("OptPat")
     first = _topic(namesrv, broker, "", name=f"{prefix}_one")
     _topic(namesrv, broker, "", name=f"{prefix}X_other")  # does not match the pattern in full
     _write(spark, namesrv, first, ["p1", "p2"])
@@ -308,7 +301,7 @@ def test_group_subExpression_and_the_pull_options(spark, cluster):
     topic = _topic(namesrv, broker, "OptPull")
     _write(spark, namesrv, topic, [f"m{i}" for i in range(90)])
     tagged = sorted(f"m{i}" for i in range(90) if i % 3 != 1)
-    pulls = {"group": _name("SparkOptGroup"), "pullBatchSize": "7", "pipelineDepth": "3", "pullTimeoutMs": "20000"}
+    pulls = {"group": unique_name("SparkOptGroup"), "pullBatchSize": "7", "pipelineDepth": "3", "pullTimeoutMs": "20000"}
     assert _bodies(_read(spark, namesrv, topic=topic, subExpression="T0 || T2", **pulls)) == tagged
     assert _stream(spark, namesrv, topic=topic, startingOffsets="earliest", subExpression="T0 || T2",
                    **pulls)[0] == tagged
@@ -338,12 +331,12 @@ def test_sendTimeoutMs_producerGroup_maxInFlight_and_checkpointLocation_of_a_str
     namesrv, broker = cluster
     source, target = _topic(namesrv, broker, "OptSinkSrc"), _topic(namesrv, broker, "OptSinkDst")
     _write(spark, namesrv, source, [f"s{i}" for i in range(200)], sendTimeoutMs="10000",
-           producerGroup=_name("SparkOptProducer"), maxInFlight="64")
+           producerGroup=unique_name("SparkOptProducer"), maxInFlight="64")
     # Spark's own idiom: the checkpoint given as an option of the rocketmq stream sink (issue 14's first failure).
     query = spark.readStream.format("rocketmq").option("nameServer", namesrv).option("topic", source) \
         .option("startingOffsets", "earliest").load().select("body", "tags") \
         .writeStream.format("rocketmq").option("nameServer", namesrv).option("topic", target) \
-        .option("sendTimeoutMs", "10000").option("producerGroup", _name("SparkOptStream")) \
+        .option("sendTimeoutMs", "10000").option("producerGroup", unique_name("SparkOptStream")) \
         .option("maxInFlight", "128").option("checkpointLocation", str(tmp_path / "cp")) \
         .trigger(availableNow=True).start()
     assert query.awaitTermination(240)
@@ -367,7 +360,7 @@ def test_useTLS_reads_and_writes_over_tls(spark, java_namesrv, java_broker):
 def test_accessKey_secretKey_securityToken_against_the_java_acl_broker(spark, acl_cluster):
     """The ACL broker is Java's only (aclEnable); a wrong secret is refused before anything is read."""
     namesrv, broker = acl_cluster
-    topic = _name("OptAcl")  # created by the first send (the harness broker auto-creates topics)
+    topic = unique_name("OptAcl")  # created by the first send (the harness broker auto-creates topics)
     good = {"accessKey": "py-admin", "secretKey": "py-admin-secret-1", "securityToken": "token-1"}
     _write(spark, namesrv.addr, topic, [f"a{i}" for i in range(10)], **good)
     assert _bodies(_read(spark, namesrv.addr, topic=topic, **good)) == sorted(f"a{i}" for i in range(10))

@@ -7,14 +7,12 @@ from __future__ import annotations
 import base64
 import os
 import time
-import uuid
 from pathlib import Path
 
 import pytest
-from harness import mqadmin, run_peer
+from harness import mqadmin, run_peer, unique_name
 from harness.py_servers import PythonBroker
 from harness.spark import local_session, pyspark_or_skip
-from test_broker_java_clients import py_namesrv  # noqa: F401  (module fixture)
 
 pyspark_or_skip()
 
@@ -25,17 +23,13 @@ ROWS = int(os.environ.get("SPARK_TEST_ROWS", "100000"))
 QUEUES = 4
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
 @pytest.fixture(scope="module")
 def spark():
     return local_session()
 
 
 @pytest.fixture(scope="module")
-def py_broker(py_namesrv, tmp_path_factory):  # noqa: F811
+def py_broker(py_namesrv, tmp_path_factory):
     broker = PythonBroker(py_namesrv.addr, tmp_path_factory.mktemp("spark-py-broker"),
                           broker_name="pybroker-spark").start()
     yield broker
@@ -51,7 +45,7 @@ def cluster(request):
 
 
 def _topic(namesrv: str, broker, prefix: str) -> str:
-    topic = _name(prefix)
+    topic = unique_name(prefix)
     mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES), namesrv=namesrv)
     return topic
 
@@ -86,7 +80,7 @@ def test_write_then_read_back_every_row_and_the_java_consumer_gets_them(spark, c
     assert {(r.topic, r.brokerName) for r in rows} == {(topic, broker.broker_name)}
     assert all(r.storeTimestamp is not None for r in rows)
 
-    *received, done = run_peer("consume", namesrv=namesrv, topic=topic, group=_name("SparkJava"), count=ROWS,
+    *received, done = run_peer("consume", namesrv=namesrv, topic=topic, group=unique_name("SparkJava"), count=ROWS,
                                timeout_ms=240_000, timeout=300)
     assert done["count"] == ROWS and not done["timedOut"]
     assert {m["msgId"] for m in received} == {r.msgId for r in rows}
@@ -160,7 +154,7 @@ def test_store_files_read_as_a_consumer_reads_them(spark, cluster):
 
 
 def _no_job_runs(spark, action, message: str) -> None:
-    group = _name("bad-options")
+    group = unique_name("bad-options")
     spark.sparkContext.setJobGroup(group, "bad options")
     try:
         with pytest.raises(Exception, match=message):

@@ -12,11 +12,10 @@ import os
 import signal
 import subprocess
 import time
-import uuid
 from pathlib import Path
 
 import pytest
-from harness import mqadmin
+from harness import mqadmin, unique_name
 from harness.spark import ROOT, StandaloneCluster, pyspark_or_skip, python_env, spark_home
 
 pyspark_or_skip()
@@ -29,10 +28,6 @@ ROWS = int(os.environ.get("SPARK_STANDALONE_ROWS", "100000"))
 #: spark-submit drivers started by the tests, killed when the module ends if still running.
 SUBMITTED: list[subprocess.Popen] = []
 QUEUES = 4
-
-
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +74,7 @@ def _assert_ran_on_executors(cluster: StandaloneCluster, tasks: list[dict]) -> N
 
 
 def _topic(java_namesrv, java_broker, prefix: str) -> str:
-    topic = _name(prefix)
+    topic = unique_name(prefix)
     mqadmin("updateTopic", "-b", java_broker.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
             namesrv=java_namesrv.addr)
     return topic

@@ -19,11 +19,10 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
-from harness import backend, run_peer, wire
+from harness import backend, run_peer, unique_name, wire
 from harness.peers import CLIENT_JVM_OPTS
 from harness.processes import JavaBroker, JavaNameServer, free_broker_port, free_port, write_properties
 
@@ -37,10 +36,6 @@ ROOT = Path(__file__).resolve().parent.parent
 CONSUME_TIMEOUT_MS = 60000
 #: A Java client with TLS: ``tls.enable`` makes ClientConfig.useTLS true; test mode (Java's default) trusts any server.
 JAVA_TLS_CLIENT = [*CLIENT_JVM_OPTS, "-Dtls.enable=true"]
-
-
-def _name(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +79,7 @@ def _message(topic: str, i: int) -> Message:
 
 
 def _consume(namesrv: str, topic: str, count: int, jvm_opts) -> list[dict]:
-    lines = run_peer("consume", namesrv=namesrv, topic=topic, group=_name("cg"), count=count,
+    lines = run_peer("consume", namesrv=namesrv, topic=topic, group=unique_name("cg"), count=count,
                      timeout_ms=CONSUME_TIMEOUT_MS, timeout=CONSUME_TIMEOUT_MS / 1000 + 60, jvm_opts=jvm_opts)
     done = lines[-1]
     assert done.get("done") and not done["timedOut"], f"the Java consumer got {done.get('count')} of {count}"
@@ -104,7 +99,7 @@ def _assert_all_arrived(sent: list[Message], got: list[dict]) -> None:
 
 async def _send_with_tls(namesrv: str, topic: str, count: int, **options) -> tuple[list[Message], list[bool]]:
     """Send ``count`` messages with a TLS producer; also say whether each connection it used was TLS."""
-    producer = AsyncProducer(_name("pg"), namesrv_addr=namesrv, use_tls=True, **options)
+    producer = AsyncProducer(unique_name("pg"), namesrv_addr=namesrv, use_tls=True, **options)
     await producer.start()
     try:
         sent = [_message(topic, i) for i in range(count)]
@@ -127,7 +122,7 @@ async def _send_with_tls(namesrv: str, topic: str, count: int, **options) -> tup
 
 async def test_python_tls_producer_to_java_tls_consumer_through_enforcing_java_servers(java_tls_cluster):
     namesrv, _ = java_tls_cluster
-    topic = _name("TlsTopic")
+    topic = unique_name("TlsTopic")
     sent, tls_used = await _send_with_tls(namesrv.addr, topic, 30)
     assert tls_used == [True, True]  # the name server and the broker
     got = await asyncio.to_thread(_consume, namesrv.addr, topic, len(sent), JAVA_TLS_CLIENT)
@@ -136,11 +131,11 @@ async def test_python_tls_producer_to_java_tls_consumer_through_enforcing_java_s
 
 async def test_plain_python_producer_is_refused_by_enforcing_java_servers(java_tls_cluster):
     namesrv, _ = java_tls_cluster
-    producer = AsyncProducer(_name("plain_pg"), namesrv_addr=namesrv.addr, use_tls=False, send_msg_timeout=2000)
+    producer = AsyncProducer(unique_name("plain_pg"), namesrv_addr=namesrv.addr, use_tls=False, send_msg_timeout=2000)
     await producer.start()
     try:
         with pytest.raises(RocketMQError):
-            await producer.send(Message(_name("Never"), b"plain"))
+            await producer.send(Message(unique_name("Never"), b"plain"))
     finally:
         await producer.shutdown()
 
@@ -148,7 +143,7 @@ async def test_plain_python_producer_is_refused_by_enforcing_java_servers(java_t
 async def test_python_producer_checks_the_java_broker_certificate(java_tls_cluster, server_cert):
     namesrv, _ = java_tls_cluster
     cert, _ = server_cert
-    topic = _name("Checked")
+    topic = unique_name("Checked")
     sent, tls_used = await _send_with_tls(
         namesrv.addr, topic, 4, tls_config=TlsConfig(client_auth_server=True, client_trust_cert_path=cert))
     assert tls_used == [True, True]
@@ -159,7 +154,7 @@ async def test_python_producer_checks_the_java_broker_certificate(java_tls_clust
 
 
 async def test_default_java_servers_take_tls_and_plain_clients_together(java_namesrv, java_broker):
-    topic = _name("Permissive")
+    topic = unique_name("Permissive")
     sent, tls_used = await _send_with_tls(java_namesrv.addr, topic, 10)
     assert tls_used == [True, True]
     got = await asyncio.to_thread(_consume, java_namesrv.addr, topic, len(sent), CLIENT_JVM_OPTS)  # plain
@@ -280,7 +275,7 @@ def test_java_tls_clients_through_our_enforcing_name_server_and_broker(our_tls_c
     ns_addr, broker_addr = our_tls_cluster
     with pytest.raises(ConnectionError):  # a plain probe is closed at once
         wire.cluster_info(ns_addr, timeout=2.0)
-    topic, count = _name("OurTls"), 20
+    topic, count = unique_name("OurTls"), 20
     sent = run_peer("produce", namesrv=ns_addr, topic=topic, count=count, tags="TagOurs", keys="k-{i}",
                     prop=["origin=java"], body="java-over-tls-{i}", jvm_opts=JAVA_TLS_CLIENT)
     assert len(sent) == count and {line["status"] for line in sent} == {"SEND_OK"}

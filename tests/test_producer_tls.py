@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_broker_loopback import BrokerEnv, messages
-from test_remoting_tls import make_key_pair
+from conftest_broker import BrokerEnv
+from conftest_tls import make_key_pair
 
+from rocketmq_py import codec
 from rocketmq_py.client.producer import AsyncProducer, SendStatus
 from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.message import Message
@@ -52,7 +53,7 @@ async def test_producer_sends_over_tls_to_name_server_and_broker(server_cert, tm
         for queue_id in {r.message_queue.queue_id for r in results}:
             found = await env.pull("TLS_TOPIC", queue_id, 0)
             assert found.code == ResponseCode.SUCCESS
-            stored.update({m.body: queue_id for m in messages(found.body)})
+            stored.update({m.body: queue_id for m in codec.decode_store_records(found.body or b"")})
         assert sorted(stored) == sorted(bodies)
         assert all(c.tls for c in env.broker.server.connections)
 

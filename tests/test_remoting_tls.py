@@ -7,21 +7,18 @@ or else the ``openssl`` command.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import socket
 import ssl
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Awaitable, Callable
 
 import pytest
 from conftest_remoting import CALL_BACK, CLIENT_CHECK, ECHO, ServerState, build_processors
+from conftest_tls import KeyPair, make_key_pair
 
 from rocketmq_py.errors import (
     RemotingConnectError,
-    RemotingError,
     RemotingSendRequestError,
     TlsConfigError,
     TlsHandshakeError,
@@ -62,28 +59,6 @@ def run(loop_kind: str, scenario: Callable[[], Awaitable[None]], timeout_s: floa
 
 
 # --- certificates -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class KeyPair:
-    cert: str
-    key: str
-
-
-def make_key_pair(directory: Path, name: str) -> KeyPair:
-    cert, key = directory / f"{name}.crt", directory / f"{name}.key"
-    try:
-        generate_self_signed_certificate(cert, key, common_name=name)
-    except TlsConfigError:
-        if shutil.which("openssl") is None:
-            pytest.skip("neither the cryptography package nor the openssl command is here to make certificates")
-        subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-sha256", "-days", "2",
-             "-subj", f"/CN={name}", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-             "-keyout", str(key), "-out", str(cert)],
-            check=True, capture_output=True,
-        )
-    return KeyPair(str(cert), str(key))
 
 
 @pytest.fixture(scope="module")

@@ -43,3 +43,20 @@ class JavaAclBroker(JavaBroker):
         body = wire.cluster_info(self.namesrv_addr, timeout=2.0, tls=self.namesrv_tls)
         return (f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
                 and wire.port_open("127.0.0.1", self.port))
+
+
+#: The accounts of the ``acl_cluster`` fixture: an admin, and a user denied every topic.
+ADMIN_AND_DENIED_ACL = """\
+globalWhiteRemoteAddresses: []
+accounts:
+  - accessKey: py-admin
+    secretKey: py-admin-secret-1
+    whiteRemoteAddress:
+    admin: true
+  - accessKey: py-denied
+    secretKey: py-denied-secret-1
+    whiteRemoteAddress:
+    admin: false
+    defaultTopicPerm: DENY
+    defaultGroupPerm: PUB|SUB
+"""
