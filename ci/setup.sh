@@ -30,8 +30,8 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-log "installing rocketmq-py (building the Cython extensions) with its test, spark and metrics extras"
-.venv/bin/python -m pip install -q -e ".[test,fast,spark,metrics]"
+log "installing rocketmq-py (building the Cython extensions) with its test, spark, spark-connect and metrics extras"
+.venv/bin/python -m pip install -q -e ".[test,fast,spark,spark-connect,metrics]"
 .venv/bin/python -c 'import rocketmq_py._codec' \
   || { log "the compiled codec did not build"; exit 1; }
 

@@ -186,6 +186,73 @@ class StandaloneCluster:
                 process.wait(10)
 
 
+class ConnectServer:
+    """A Spark Connect server (``sbin/start-connect-server.sh --wait`` from the pyspark install, ``local[2]``)
+    on loopback, and :meth:`session` a remote SparkSession of it (``sc://127.0.0.1:<port>``).
+
+    The server runs the data source's partitions in Python workers it forks with its own environment, so
+    it gets our package on PYTHONPATH; the client sends the source classes to it pickled."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.port = _free_port()
+        self.log = workdir / "connect-server.log"
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"sc://127.0.0.1:{self.port}"
+
+    def start(self, timeout_s: float = 180.0) -> "ConnectServer":
+        env = python_env()
+        # spark-daemon.sh writes its pid and log files, and reads spark-env.sh, under these directories.
+        for name, sub in (("SPARK_LOG_DIR", "logs"), ("SPARK_PID_DIR", "pids"), ("SPARK_CONF_DIR", "conf")):
+            (self.workdir / sub).mkdir(exist_ok=True)
+            env[name] = str(self.workdir / sub)
+        env["SPARK_DAEMON_MEMORY"] = "512m"
+        script = spark_home() / "sbin" / "start-connect-server.sh"
+        with open(self.log, "wb") as out:
+            self.process = subprocess.Popen(
+                ["bash", str(script), "--wait", "--master", "local[2]", "--driver-memory", "768m",
+                 "--conf", f"spark.connect.grpc.binding.port={self.port}",
+                 "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+                 "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+                 "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
+                 "--conf", f"spark.executorEnv.PYTHONPATH={env['PYTHONPATH']}"],
+                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=self.workdir, start_new_session=True)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the Spark Connect server exited with {self.process.returncode}: "
+                                   f"{StandaloneCluster.log_tail(self.log)}")
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return self
+            time.sleep(0.5)
+        raise RuntimeError(f"the Spark Connect server did not listen within {timeout_s:.0f} s: "
+                           f"{StandaloneCluster.log_tail(self.log)}")
+
+    def session(self):
+        """A remote SparkSession of this server with the sources registered."""
+        from pyspark.sql import SparkSession
+
+        from rocketmq_py.spark import register
+
+        session = SparkSession.builder.remote(self.url).getOrCreate()
+        register(session)
+        return session
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+
+
 def pyspark_or_skip():
     """pyspark, or a skip of the module when the spark extra is missing; with CI=true a missing pyspark fails."""
     import pytest
