@@ -39,6 +39,7 @@ log "installing rocketmq-py (building the Cython extensions) with its test, spar
 log "building the Java compatibility harness (Maven Central artifacts)"
 mvn -B -q -f compat-tests/java/pom.xml -DskipTests package
 bash ci/clients/node.sh
+bash ci/clients/cpp.sh
 source ci/docker.sh
 docker_install || { log "the Docker tests need docker.io, debootstrap and docker-compose"; exit 1; }
 log "ready"
