@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def cpp_send(namesrv: str, topic: str, messages: list[CppMessage], mode: str, ho
 
 
 def cpp_push(namesrv: str, group: str, subscriptions: dict[str, str], expect: int, home: Path,
-             properties: list[str], orderly: bool = False, reject_once_keys: list[str] = (), quiet_ms: int = 2000,
+             properties: list[str], orderly: bool = False, reject_once_keys: Sequence[str] = (), quiet_ms: int = 2000,
              timeout_ms: int = 90_000) -> list[dict]:
     """Push-consume ``subscriptions`` ({topic: tag expression}) in one consumer of ``group`` until ``expect``
     deliveries came, then ``quiet_ms`` more; ``properties`` are the property names each delivery reports (the

@@ -9,6 +9,7 @@ import base64
 import json
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def node_send(namesrv: str, topic: str, messages: list[NodeMessage], timeout: fl
 
 
 def node_consume(namesrv: str, group: str, subscriptions: dict[str, object], expect: int,
-                 reject_once_keys: list[str] = (), quiet_ms: int = 2000, timeout_ms: int = 90_000) -> list[dict]:
+                 reject_once_keys: Sequence[str] = (), quiet_ms: int = 2000, timeout_ms: int = 90_000) -> list[dict]:
     """Push-consume ``subscriptions`` ({topic: "*" | "TagA || TagB" | {"type": "SQL92", "expression": ...}}) in
     one ali-ons consumer of ``group`` from the first offset until ``expect`` deliveries came, then ``quiet_ms``
     more; the first delivery of a message whose keys are in ``reject_once_keys`` makes the handler throw.
