@@ -1,9 +1,9 @@
 """Issue 11, point 5: the Node.js RocketMQ client ali-ons (npm, pinned by compat-tests/node/package-lock.json)
 against the official Java broker and against ours, the same scenario on each.
 
-ali-ons has a synchronous send only (no oneway, async or batch), push consumption (no pull consumer, no
-orderly consumer with queue locks), tag and SQL92 subscriptions, retry by sending a message back, and a
-sharding key that picks the queue by a hash of the key. The scenario, per broker: four topics; messages
+ali-ons has one send, a promise of the broker's answer (no oneway, no batch), push consumption (no pull
+consumer, no orderly consumer with queue locks), tag and SQL92 subscriptions, retry by sending a message
+back, and a sharding key that picks the queue by a hash of the key. The scenario, per broker: four topics; messages
 with tags, keys, user properties and binary bodies sent to three of them and messages with three sharding
 keys to the fourth; then one consumer group subscribed to all four (``*``, ``TagA || TagC``, a SQL92
 selector, ``*``) whose handler throws once for two messages. Both brokers run the scenario at once (the
