@@ -343,6 +343,25 @@ async def test_consumer_send_msg_back_goes_through_the_delay_then_the_dlq(env):
     assert [m.body for m in messages(dlq.body)] == [b"retry-me"]
 
 
+async def test_a_sent_back_message_names_its_origin_by_the_offset_message_id(env):
+    # Java's broker reads the message back with lookMessageByOffset, a MessageExt whose msgId is the offset id,
+    # even when the producer set UNIQ_KEY (the C++ client's consumer reports this property).
+    response = await env.send("TB3", b"origin", queue_id=0, properties={"UNIQ_KEY": "0" * 31 + "1"})
+    offset_msg_id = response.ext_fields["msgId"]
+    offset = codec.decode_offset_msg_id(offset_msg_id)[2]
+    back = await env.call(RequestCode.CONSUMER_SEND_MSG_BACK, {"offset": offset, "group": "go", "delayLevel": 0,
+                                                               "maxReconsumeTimes": 16})
+    assert back.code == ResponseCode.SUCCESS
+    [scheduled] = messages(env.broker.store.get_messages("x", "SCHEDULE_TOPIC_XXXX", 2, 0, 32).body)
+    assert scheduled.properties["ORIGIN_MESSAGE_ID"] == offset_msg_id
+    again = await env.call(RequestCode.CONSUMER_SEND_MSG_BACK, {"offset": scheduled.commit_log_offset,
+                                                                "group": "go", "delayLevel": 0})
+    assert again.code == ResponseCode.SUCCESS
+    [rescheduled] = messages(env.broker.store.get_messages("x", "SCHEDULE_TOPIC_XXXX", 3, 0, 32).body)
+    assert rescheduled.reconsume_times == 2
+    assert rescheduled.properties["ORIGIN_MESSAGE_ID"] == offset_msg_id, "the first origin is kept"
+
+
 async def test_lock_and_unlock_batch(env):
     queue = {"brokerName": "broker-t", "queueId": 0, "topic": "T"}
     body = codec.json_dumps({"clientId": "a", "consumerGroup": "g", "mqSet": [queue]}).encode()

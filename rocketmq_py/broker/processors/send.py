@@ -321,8 +321,9 @@ class SendMessageProcessor:
             if delay_level == 0:
                 delay_level = 3 + original.reconsume_times
             properties[MessageConst.DELAY_TIME_LEVEL] = str(delay_level)
+        # Java reads the record back as a MessageExt, whose msgId is the offset id even when UNIQ_KEY is set.
         origin_id = properties.get(MessageConst.ORIGIN_MESSAGE_ID)
-        properties[MessageConst.ORIGIN_MESSAGE_ID] = origin_id or original.msg_id
+        properties[MessageConst.ORIGIN_MESSAGE_ID] = origin_id or original.offset_msg_id
         message = StoreMessage(
             topic=new_topic, body=original.body, queue_id=queue_id, flag=original.flag, properties=properties,
             sys_flag=original.sys_flag,
