@@ -7,14 +7,16 @@ that skips the broker that failed last.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import random
 import time
 from dataclasses import dataclass
 
-from rocketmq_py.client.producer.publish_info import TopicPublishInfo
 from rocketmq_py.common.message_queue import MessageQueue
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.producer.publish_info import TopicPublishInfo
 
 ISOLATION_LATENCY_MS = 30_000
 

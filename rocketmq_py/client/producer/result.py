@@ -1,11 +1,15 @@
 """Send results (Java's SendResult, SendStatus, TransactionSendResult, LocalTransactionState)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import enum
 from dataclasses import dataclass
 
 from rocketmq_py.common.codes import ResponseCode
-from rocketmq_py.common.message_queue import MessageQueue
+
+if TYPE_CHECKING:
+    from rocketmq_py.common.message_queue import MessageQueue
 
 
 class SendStatus(enum.Enum):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import random
 from typing import Any, Callable, Protocol, Sequence, Union, cast
 
-from rocketmq_py import codec
 from rocketmq_py.common.message import Message
 from rocketmq_py.common.message_queue import MessageQueue
 
@@ -22,6 +21,9 @@ SelectorLike = Union[MessageQueueSelector, Callable[[Sequence[MessageQueue], Mes
 
 
 def _java_hash(arg: Any) -> int:
+    # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+    from rocketmq_py import codec
+
     if isinstance(arg, str):
         return codec.java_string_hash(arg)
     if isinstance(arg, bool):
