@@ -5,11 +5,13 @@ store, the name server, TLS, compression or the RPC layer it reaches only once a
 rules keep it so:
 
 1. A package that re-exports names (``rocketmq_py``, ``rocketmq_py.client.producer``,
-   ``rocketmq_py.client.consumer``, ``rocketmq_py.remoting``) resolves each one on first access, with :func:`lazy_exports` (PEP 562 module ``__getattr__``). The package also imports
-   the names under ``TYPE_CHECKING``, so type checkers and IDEs see them as if imported eagerly.
+   ``rocketmq_py.client.consumer``, ``rocketmq_py.remoting``) resolves each one on first access, with
+   :func:`lazy_exports` (PEP 562 module ``__getattr__``). The package also imports the names under ``TYPE_CHECKING``, so type checkers and IDEs see them as if imported eagerly.
 2. A client module imports a module it needs only in some calls (the client instance and its RPCs,
-   JSON, TLS files, compression libraries) inside the function that needs it, with a ``# lazy:``
-   comment saying why.
+   the request headers, the codec and JSON, TLS files, hashing) inside the function that needs it,
+   marked ``# lazy:`` (with the reason when it is particular to that place). A repeated import is a
+   lookup in ``sys.modules``, cheap next to the network call such a function makes. Names used only
+   in annotations are imported under ``TYPE_CHECKING``.
 
 ``tests/test_import_cost.py`` checks that the client names load no broker, store or name-server module,
 and ``benchmarks/imports/import_time.py`` measures the import time against aiokafka (README, "Import time").

@@ -10,7 +10,6 @@ if TYPE_CHECKING:
     from rocketmq_py.common.filter import SubscriptionData
 
 
-
 # The members of each enum are in Java's declaration order, which gives the ordinals fastjson accepts.
 class ConsumeType(str, enum.Enum):
     CONSUME_ACTIVELY = "CONSUME_ACTIVELY"
@@ -58,7 +57,7 @@ class ConsumerData:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ConsumerData":
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.filter import SubscriptionData
 
         return cls(

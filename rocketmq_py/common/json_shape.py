@@ -52,7 +52,7 @@ class MapOf:
 
 def decode(body: bytes | None, shape: Any, what: str) -> Any:
     """The JSON ``body`` checked against ``shape``; an empty body reads as ``{}`` (Java's null body)."""
-    # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+    # lazy: see rocketmq_py/_lazy.py
     from rocketmq_py import codec
 
     try:

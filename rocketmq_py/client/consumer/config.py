@@ -32,7 +32,7 @@ def half_an_hour_ago() -> str:
 
 def parse_consume_timestamp(text: str) -> int:
     """``yyyyMMddHHmmss`` (local time) as epoch milliseconds."""
-    from datetime import datetime  # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+    from datetime import datetime  # lazy: see rocketmq_py/_lazy.py
 
     try:
         return int(datetime.strptime(text, TIMESTAMP_FORMAT).timestamp() * 1000)

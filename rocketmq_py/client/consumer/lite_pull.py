@@ -150,7 +150,7 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     async def subscribe(self, topic: str, selector: MessageSelector | str | None = "*") -> None:
         """Consume ``topic`` with the group's rebalance; ``selector`` is a tag expression or a MessageSelector."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.filter import build_subscription
 
         validators.check_topic(topic)
@@ -174,7 +174,7 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     def set_sub_expression_for_assign(self, topic: str, expression: str) -> None:
         """The tag expression for assigned queues of ``topic`` (before :meth:`start`)."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.filter import build_subscription_data
 
         if not expression or not expression.strip():
@@ -227,7 +227,7 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     async def start(self) -> None:
         """Validate the settings, join the client instance and start pulling; a consumer starts once."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.pull import PullAPI
         from rocketmq_py.client.instance import get_instance, resolve_instance_name
 
@@ -409,7 +409,7 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     async def min_offset(self, queue: MessageQueue) -> int:
         """The smallest offset of ``queue`` on its broker."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import master_for_queue
 
         instance = self.instance_or_fail()
@@ -417,7 +417,7 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     async def max_offset(self, queue: MessageQueue) -> int:
         """The offset after the last message of ``queue`` on its broker."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import master_for_queue
 
         instance = self.instance_or_fail()
@@ -425,7 +425,7 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     async def offset_for_timestamp(self, queue: MessageQueue, timestamp_ms: int) -> int:
         """The offset of the first message stored at or after ``timestamp_ms`` (SEARCH_OFFSET_BY_TIMESTAMP)."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import master_for_queue
 
         self._check_running()
@@ -488,7 +488,7 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     async def fetch_message_queues(self, topic: str) -> set[MessageQueue]:
         """The readable queues of ``topic`` (from the name server)."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import subscribe_queues
 
         self._check_running()
@@ -509,7 +509,7 @@ class AsyncLitePullConsumer(ConsumerMember):
                 self._tasks[queue] = loop.create_task(self._pull_loop(queue), name=f"lite-pull {queue}")
 
     def _subscription_for(self, topic: str) -> SubscriptionData:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.filter import build_subscription_data
 
         if self.subscription_type is SubscriptionType.SUBSCRIBE:
@@ -531,7 +531,7 @@ class AsyncLitePullConsumer(ConsumerMember):
         return await self.rebalance.compute_pull_from_where(queue)
 
     async def _pull_loop(self, queue: MessageQueue) -> None:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.pull import PullStatus
         from rocketmq_py.common.headers.pull import build_pull_sys_flag
 
@@ -603,7 +603,7 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     def on_route_changed(self, topic: str, route: TopicRouteData) -> None:
         """Take a new route of ``topic`` (called by the client instance)."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import subscribe_queues
 
         if self.rebalance is not None and topic in self.rebalance.subscription_inner:

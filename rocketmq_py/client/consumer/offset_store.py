@@ -92,7 +92,7 @@ class RemoteBrokerOffsetStore(OffsetStore):
         self.group = group
 
     async def _read_from_store(self, queue: MessageQueue) -> int:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import broker_for_queue
         from rocketmq_py.common.headers.offset import QueryConsumerOffsetRequestHeader
 
@@ -131,7 +131,7 @@ class RemoteBrokerOffsetStore(OffsetStore):
             _log.warning("committing offset %d of %s for %s failed: %s", offset, queue, self.group, error)
 
     async def update_consume_offset_to_broker(self, queue: MessageQueue, offset: int, oneway: bool) -> None:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import broker_for_queue
         from rocketmq_py.common.headers.offset import UpdateConsumerOffsetRequestHeader
 
@@ -144,7 +144,7 @@ class RemoteBrokerOffsetStore(OffsetStore):
 
 
 def local_offset_store_dir() -> Path:
-    # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+    # lazy: see rocketmq_py/_lazy.py
     from pathlib import Path
 
     configured = os.environ.get("ROCKETMQ_CLIENT_LOCAL_OFFSET_STORE_DIR")
@@ -153,7 +153,7 @@ def local_offset_store_dir() -> Path:
 
 def read_offset_file(path: Path) -> dict[MessageQueue, int] | None:
     """The table of an offsets.json (falling back to ``.bak``), or None when neither exists."""
-    # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+    # lazy: see rocketmq_py/_lazy.py
     from rocketmq_py import codec
     from rocketmq_py.common.consumer_body import decode_queue_table
 
@@ -177,7 +177,7 @@ def read_offset_file(path: Path) -> dict[MessageQueue, int] | None:
 def offset_file_text(table: dict[MessageQueue, int]) -> str:
     """OffsetSerializeWrapper.toJson(true) as fastjson writes it: tab-indented, each MessageQueue key an
     indented object of its own (queues in sorted order, where Java's follow its HashMap)."""
-    # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+    # lazy: see rocketmq_py/_lazy.py
     from rocketmq_py import codec
 
     if not table:

@@ -143,7 +143,7 @@ class AsyncPushConsumer(ConsumerMember):
     def subscribe(self, topic: str, selector: MessageSelector | str | None = "*") -> None:
         """Consume ``topic``: ``selector`` is a tag expression (``"*"``, ``"TagA || TagB"``) or a
         :class:`MessageSelector` (``MessageSelector.by_sql("a > 5")``)."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.filter import build_subscription
 
         validators.check_topic(topic)
@@ -205,7 +205,7 @@ class AsyncPushConsumer(ConsumerMember):
     async def start(self) -> None:
         """Validate the settings, join the client instance and start rebalancing and pulling; a consumer
         starts once."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.consume_concurrently import ConsumeMessageConcurrentlyService
         from rocketmq_py.client.consumer.consume_orderly import ConsumeMessageOrderlyService
         from rocketmq_py.client.consumer.pull import PullAPI
@@ -327,7 +327,7 @@ class AsyncPushConsumer(ConsumerMember):
         return 0.0
 
     async def _pull_loop(self, queue: MessageQueue, pq: ProcessQueue, next_offset: int) -> None:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.pull import PullStatus
         from rocketmq_py.common.headers.pull import build_pull_sys_flag
 
@@ -435,7 +435,7 @@ class AsyncPushConsumer(ConsumerMember):
 
     async def send_message_back(self, message: MessageExt, delay_level: int, broker_name: str | None) -> bool:
         """CONSUMER_SEND_MSG_BACK, or on failure a re-send to the retry topic; False when both failed."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.headers.consumer import ConsumerSendMsgBackRequestHeader
 
         instance = self.instance_or_fail()

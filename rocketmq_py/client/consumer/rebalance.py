@@ -79,7 +79,7 @@ class RebalanceImpl(abc.ABC):
 
     async def allocated_queues(self, topic: str) -> set[MessageQueue] | None:
         """The queues of ``topic`` this consumer should hold now, or None when that cannot be known yet."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import subscribe_queues
 
         mq_set = self.topic_subscribe_info.get(topic)
@@ -127,7 +127,7 @@ class RebalanceImpl(abc.ABC):
         return {queue for queue in self.process_queue_table if queue.topic == topic}
 
     async def find_consumer_ids(self, topic: str) -> list[str] | None:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import any_broker_of_topic
 
         addr = any_broker_of_topic(self.instance, topic)
@@ -218,7 +218,7 @@ class RebalanceImpl(abc.ABC):
     async def compute_pull_from_where(self, queue: MessageQueue,
                                       kind: ReadOffsetType = ReadOffsetType.READ_FROM_STORE) -> int:
         """The offset to start pulling ``queue`` at: the committed one, else as ``consume_from_where`` says."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import master_for_queue
         from rocketmq_py.client.consumer.config import parse_consume_timestamp
 
@@ -251,7 +251,7 @@ class RebalanceImpl(abc.ABC):
         return result
 
     def _master(self, broker_name: str) -> str | None:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import find_broker_in_subscribe
         from rocketmq_py.common.route import MASTER_ID
 

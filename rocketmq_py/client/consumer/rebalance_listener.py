@@ -7,7 +7,6 @@ import inspect
 import logging
 from typing import TYPE_CHECKING, Callable
 
-
 if TYPE_CHECKING:
     from rocketmq_py.common.message_queue import MessageQueue
 

@@ -121,7 +121,7 @@ class ConsumerMember:
     # --- registration -----------------------------------------------------------------------------
 
     def _register(self, instance: "MQClientInstance") -> None:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.admin import register_consumer_processors
 
         if not instance.register_consumer(self.group, self):
@@ -277,7 +277,7 @@ class ConsumerMember:
 
     async def consumer_running_info(self) -> ConsumerRunningInfo:
         """GET_CONSUMER_RUNNING_INFO's answer: settings, subscriptions, queues and statistics."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common import consumer_body
         from rocketmq_py.common.consumer_body import ConsumerRunningInfo, ProcessQueueInfo
 
@@ -318,7 +318,7 @@ class ConsumerMember:
     @staticmethod
     def subscribe_queues(topic: str, route: TopicRouteData) -> set[MessageQueue]:
         """The readable queues of ``topic`` in ``route``."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.brokers import subscribe_queues
 
         return subscribe_queues(topic, route)

@@ -83,7 +83,7 @@ class ConsumerStats:
             stats.consume_failed_hour.add(failed, now)
 
     def status(self, topic: str) -> ConsumeStatus:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.consumer_body import ConsumeStatus
 
         now = time.monotonic()

@@ -17,7 +17,7 @@ class BatchMessage(Message):
     __slots__ = ("messages",)
 
     def __init__(self, messages: Sequence[Message]) -> None:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py import codec
 
         first = messages[0]

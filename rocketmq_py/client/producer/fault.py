@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import random
 import time
 from dataclasses import dataclass
 
@@ -64,6 +63,8 @@ class LatencyFaultTolerance:
         if not self.items:
             return None
         now = _now_ms()
+        import random  # lazy: see rocketmq_py/_lazy.py
+
         ranked = list(self.items.values())
         random.shuffle(ranked)
         ranked.sort(key=lambda item: item.sort_key(now))

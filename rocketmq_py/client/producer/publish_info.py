@@ -1,10 +1,8 @@
 """Where a topic can be written (Java's TopicPublishInfo and MQClientInstance.topicRouteData2TopicPublishInfo)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-import random
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rocketmq_py.common.message_queue import MessageQueue
 
@@ -18,6 +16,8 @@ class QueueIndex:
     __slots__ = ("value",)
 
     def __init__(self) -> None:
+        import random  # lazy: see rocketmq_py/_lazy.py
+
         self.value = random.randrange(0, 1 << 31)
 
     def next(self) -> int:
@@ -58,7 +58,7 @@ class TopicPublishInfo:
 
 
 def publish_info_from_route(topic: str, route: TopicRouteData) -> TopicPublishInfo:
-    # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+    # lazy: see rocketmq_py/_lazy.py
     from rocketmq_py.common.route import MASTER_ID, PermName
 
     info = TopicPublishInfo(route=route)

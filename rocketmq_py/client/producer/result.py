@@ -1,10 +1,9 @@
 """Send results (Java's SendResult, SendStatus, TransactionSendResult, LocalTransactionState)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rocketmq_py.common.codes import ResponseCode
 

@@ -1,7 +1,6 @@
 """Queue selectors for ordered sends (Java's MessageQueueSelector, SelectMessageQueueByHash and ByRandom)."""
 from __future__ import annotations
 
-import random
 from typing import Any, Callable, Protocol, Sequence, Union, cast
 
 from rocketmq_py.common.message import Message
@@ -21,7 +20,7 @@ SelectorLike = Union[MessageQueueSelector, Callable[[Sequence[MessageQueue], Mes
 
 
 def _java_hash(arg: Any) -> int:
-    # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+    # lazy: see rocketmq_py/_lazy.py
     from rocketmq_py import codec
 
     if isinstance(arg, str):
@@ -51,6 +50,8 @@ class SelectMessageQueueByRandom:
 
     def select(self, queues: Sequence[MessageQueue], message: Message, arg: Any) -> MessageQueue:
         """A random queue."""
+        import random  # lazy: see rocketmq_py/_lazy.py
+
         return random.choice(list(queues))
 
 

@@ -112,7 +112,7 @@ class AsyncTransactionProducer(AsyncProducer):
     async def end_transaction(self, result: Any, state: LocalTransactionState,
                               local_error: BaseException | None = None) -> None:
         """Tell the broker the outcome of a half message (commit, rollback or unknown)."""
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py import codec
         from rocketmq_py.common.headers.transaction import EndTransactionRequestHeader
 
@@ -144,7 +144,7 @@ class AsyncTransactionProducer(AsyncProducer):
 
     async def _answer_check(self, broker_addr: str, message: MessageExt,
                             header: CheckTransactionStateRequestHeader) -> None:
-        # lazy: loaded on first use, not at import (see rocketmq_py/_lazy.py)
+        # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.headers.transaction import EndTransactionRequestHeader
 
         remark = None
