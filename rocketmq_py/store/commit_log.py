@@ -210,7 +210,7 @@ class CommitLog:
         size = int.from_bytes(head, "big", signed=True)
         return self.get_message(offset, size) if size > 0 else None
 
-    def check_at(self, offset: int, check_crc: bool = False):
+    def check_at(self, offset: int, check_crc: bool = False) -> layout.RecordInfo | None:
         """``layout.check_record`` on the record at ``offset``; ``None`` when no file holds it."""
         mapped = self.queue.find_mapped_file_by_offset(offset)
         if mapped is None:
