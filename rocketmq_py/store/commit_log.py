@@ -39,7 +39,8 @@ _log = logging.getLogger(__name__)
 _INT64 = struct.Struct(">q")
 _NOT_ENQUEUED = (TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE)
 
-Dispatcher = Callable[[object], None]
+#: Called with each valid record found by recovery (the store builds its ConsumeQueue unit and index entries).
+Dispatcher = Callable[[layout.RecordInfo], None]
 
 
 def now_ms() -> int:
