@@ -1,14 +1,15 @@
 """rocketmq-py: Apache RocketMQ 4.x, wire- and store-compatible with the Java 4.9 release.
 
 The client API is importable from here (``from rocketmq_py import Producer, Message``). The names are
-loaded on first use, so ``import rocketmq_py`` stays cheap and a producer does not pay for the consumers.
+loaded on first use, so ``import rocketmq_py`` stays cheap and a producer does not pay for the consumers
+(how the package keeps imports cheap: ``rocketmq_py/_lazy.py``).
 """
 from __future__ import annotations
 
-import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from rocketmq_py._lazy import lazy_exports
 from rocketmq_py._version import __version__
 from rocketmq_py.errors import (
     BrokerResponseError,
@@ -175,14 +176,4 @@ if TYPE_CHECKING:
     from rocketmq_py.remoting.tls import TlsConfig
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY_NAMES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rocketmq_py' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_NAMES))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY_NAMES)

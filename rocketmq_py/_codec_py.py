@@ -15,7 +15,7 @@ import json
 import os
 import struct
 import zlib
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from rocketmq_py._codec_types import (
     LANGUAGE_CODES,
@@ -466,7 +466,8 @@ def compress(body: bytes, kind: int = COMPRESSION_ZLIB, level: int = 5) -> bytes
     if kind == COMPRESSION_LZ4:
         import lz4.frame
 
-        return lz4.frame.compress(body, block_linked=False, store_size=False)
+        compressed: bytes = lz4.frame.compress(body, block_linked=False, store_size=False)
+        return compressed
     if kind == COMPRESSION_ZSTD:
         import zstandard
 
@@ -478,7 +479,7 @@ def decompress(body: bytes, kind: int = COMPRESSION_ZLIB) -> bytes:
     try:
         if kind == COMPRESSION_ZLIB or kind == 0:
             inflater = zlib.decompressobj()
-            result = inflater.decompress(body, MAX_DECOMPRESSED_SIZE)
+            result: bytes = inflater.decompress(body, MAX_DECOMPRESSED_SIZE)
             if inflater.unconsumed_tail:
                 raise CodecError(f"decompressed body exceeds {MAX_DECOMPRESSED_SIZE} bytes")
             if not inflater.eof:
@@ -763,7 +764,7 @@ def unique_id_timestamp(msg_id: str, now_ms: int | None = None) -> int:
     if len(raw) not in (16, 28):
         raise CodecError(f"client message id {msg_id!r} has {len(raw)} bytes, expected 16 or 28")
     ip_length = 16 if len(raw) == 28 else 4
-    (span,) = _UINT32.unpack_from(raw, ip_length + 6)
+    span: int = _UINT32.unpack_from(raw, ip_length + 6)[0]
     now = _now_ms() if now_ms is None else now_ms
     month_start, _ = _month_start_ms(now)
     if month_start + span >= now:
@@ -817,6 +818,11 @@ def json_loads(text: str | bytes) -> object:
     return _LenientJsonParser(text).parse()
 
 
+#: ``json.decoder.scanstring``: the JSON string literal whose opening quote is just before an index, as
+#: ``(text, index after the closing quote)``. Public in the json module but not declared in typeshed's stubs.
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
 class _LenientJsonParser:
     _WHITESPACE = " \t\r\n"
 
@@ -850,7 +856,7 @@ class _LenientJsonParser:
     def value(self) -> object:
         char = self.peek()
         if char == "{":
-            return self.object()
+            return self.object_()
         if char == "[":
             return self.array()
         if char == '"':
@@ -862,10 +868,11 @@ class _LenientJsonParser:
         if self.depth > MAX_JSON_DEPTH:
             raise self.fail("nesting is too deep")
 
-    def object(self) -> dict[str, Any]:
+    def object_(self) -> dict[Any, Any]:
+        """A JSON object; fastjson's keys may also be numbers, literals or objects (:class:`JsonObjectKey`)."""
         self.enter()
         self.position += 1
-        result: dict[str, Any] = {}
+        result: dict[Any, Any] = {}
         if self.peek() == "}":
             self.position += 1
             self.depth -= 1
@@ -875,7 +882,7 @@ class _LenientJsonParser:
             if char == '"':
                 key: object = self.string()
             elif char == "{":
-                key = JsonObjectKey(self.object())
+                key = JsonObjectKey(self.object_())
             else:
                 key = self.literal(as_key=True)
             if self.peek() != ":":
@@ -910,7 +917,7 @@ class _LenientJsonParser:
 
     def string(self) -> str:
         try:
-            value, end = json.decoder.scanstring(self.text, self.position + 1)
+            value, end = _scanstring(self.text, self.position + 1)
         except ValueError as error:
             raise self.fail(f"bad string: {error}") from None
         self.position = end

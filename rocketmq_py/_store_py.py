@@ -445,7 +445,8 @@ def read_store_timestamp(buffer: Buffer, position: int, limit: int) -> int:
     at = position + store_timestamp_position(sys_flag)
     if magic != MESSAGE_MAGIC_CODE or at + 8 > limit:
         return -1
-    return _I64.unpack_from(view, at)[0]
+    timestamp: int = _I64.unpack_from(view, at)[0]
+    return timestamp
 
 
 # --- ConsumeQueue ---------------------------------------------------------------------------------
@@ -518,9 +519,8 @@ def index_header(buffer: Buffer) -> tuple[int, int, int, int, int, int]:
     view = _view(buffer)
     if len(view) < INDEX_HEADER_SIZE:
         raise ValueError("an index header needs 40 bytes")
-    fields = list(_INDEX_HEADER.unpack_from(view, 0))
-    fields[5] = max(fields[5], 1)
-    return tuple(fields)  # type: ignore[return-value]
+    begin_timestamp, end_timestamp, begin_phy_offset, end_phy_offset, slots, count = _INDEX_HEADER.unpack_from(view, 0)
+    return begin_timestamp, end_timestamp, begin_phy_offset, end_phy_offset, slots, max(count, 1)
 
 
 def index_start(dst: Buffer, end_phy_offset: int, end_timestamp: int) -> None:

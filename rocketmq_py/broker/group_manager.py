@@ -8,6 +8,7 @@ written by the broker every ``flushConsumerOffsetInterval`` (5 s) and at shutdow
 from __future__ import annotations
 
 import logging
+from typing import Iterator
 
 from rocketmq_py.broker.config import BrokerConfig
 from rocketmq_py.common.data_version import DataVersion
@@ -119,7 +120,8 @@ class ConsumerOffsetManager:
     def query_offsets(self, group: str, topic: str) -> dict[int, int]:
         return dict(self.file.offset_table.get(f"{topic}{TOPIC_GROUP_SEPARATOR}{group}", {}))
 
-    def _pairs(self):
+    def _pairs(self) -> Iterator[tuple[str, str, str]]:
+        """``(key, topic, group)`` of each offset table key that names one topic and one group."""
         for key in list(self.file.offset_table):
             topic, sep, group = key.partition(TOPIC_GROUP_SEPARATOR)
             if sep and TOPIC_GROUP_SEPARATOR not in group:

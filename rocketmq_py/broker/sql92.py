@@ -104,10 +104,11 @@ def _compare(left: Value, right: Value) -> int | None:
             return None
     if isinstance(left, bool) and isinstance(right, bool):
         return (left > right) - (left < right)
-    try:
-        return (left > right) - (left < right)  # type: ignore[operator]
-    except TypeError:
-        return None
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+        return (left > right) - (left < right)
+    if isinstance(left, str) and isinstance(right, str):
+        return (left > right) - (left < right)
+    return None  # NULL, or values of kinds that do not order
 
 
 def _equal(left: Evaluator, right: Evaluator) -> Evaluator:

@@ -36,6 +36,7 @@ from rocketmq_py.store.message import TRANSACTION_NOT_TYPE, TRANSACTION_TYPE_MAS
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.controller import BrokerController
+    from rocketmq_py.remoting import RemotingCommand, RemotingConnection
 
 _log = logging.getLogger(__name__)
 
@@ -324,7 +325,7 @@ class TransactionalMessageService:
         self._send_tasks.add(task)
         task.add_done_callback(self._send_tasks.discard)
 
-    async def _send(self, connection, request, group) -> None:
+    async def _send(self, connection: RemotingConnection, request: RemotingCommand, group: str | None) -> None:
         try:
             await self.broker.server.invoke_oneway(connection, request, 3000)
         except Exception as error:

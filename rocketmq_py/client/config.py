@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from rocketmq_py import codec
 from rocketmq_py.client.option_types import check_option_types
 from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
@@ -17,8 +16,6 @@ from rocketmq_py.errors import InvalidArgumentError
 from rocketmq_py.remoting.tls import TlsConfig, tls_enabled_from_env
 
 DEFAULT_INSTANCE_NAME = "DEFAULT"
-
-_COMPRESSION_NAMES = {"LZ4": codec.COMPRESSION_LZ4, "ZSTD": codec.COMPRESSION_ZSTD, "ZLIB": codec.COMPRESSION_ZLIB}
 
 #: The response codes after which a sync send tries another queue (DefaultMQProducer.retryResponseCodes).
 RETRY_RESPONSE_CODES = frozenset({
@@ -68,6 +65,8 @@ class ClientConfig:
         """The serialize type code for requests, or None to follow ROCKETMQ_SERIALIZE_TYPE."""
         if self.serialize_type is None:
             return None
+        from rocketmq_py import codec  # lazy: a configuration is made before any frame is
+
         name = self.serialize_type.strip().upper()
         if name == "JSON":
             return codec.SERIALIZE_JSON
@@ -123,8 +122,11 @@ class ProducerConfig(ClientConfig):
 
     def compression_code(self) -> int:
         """The codec constant of ``compress_type``; InvalidArgumentError when it is not ZLIB, LZ4 or ZSTD."""
+        from rocketmq_py import codec  # lazy: a configuration is made before any frame is
+
+        names = {"LZ4": codec.COMPRESSION_LZ4, "ZSTD": codec.COMPRESSION_ZSTD, "ZLIB": codec.COMPRESSION_ZLIB}
         try:
-            return _COMPRESSION_NAMES[self.compress_type.strip().upper()]
+            return names[self.compress_type.strip().upper()]
         except (KeyError, AttributeError):
             raise InvalidArgumentError(
                 f"compress_type {self.compress_type!r} is not one of ZLIB, LZ4, ZSTD"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rocketmq_py.common.filter import SubscriptionData
+if TYPE_CHECKING:
+    from rocketmq_py.common.filter import SubscriptionData
 
 
 # The members of each enum are in Java's declaration order, which gives the ordinals fastjson accepts.
@@ -56,6 +57,9 @@ class ConsumerData:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ConsumerData":
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.common.filter import SubscriptionData
+
         return cls(
             data.get("groupName", ""),
             ConsumeType(data.get("consumeType", ConsumeType.CONSUME_PASSIVELY.value)),

@@ -25,7 +25,6 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from rocketmq_py import codec
 from rocketmq_py.errors import BadRequestError, CodecError
 
 
@@ -53,6 +52,9 @@ class MapOf:
 
 def decode(body: bytes | None, shape: Any, what: str) -> Any:
     """The JSON ``body`` checked against ``shape``; an empty body reads as ``{}`` (Java's null body)."""
+    # lazy: see rocketmq_py/_lazy.py
+    from rocketmq_py import codec
+
     try:
         data = codec.json_loads(body or b"{}")
     except (CodecError, ValueError) as error:

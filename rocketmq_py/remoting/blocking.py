@@ -13,14 +13,16 @@ import concurrent.futures
 import logging
 import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
-from typing import Any, Coroutine, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Coroutine, Generic, TypeVar
 
-from rocketmq_py.remoting.client import RemotingClient
-from rocketmq_py.remoting.command import RemotingCommand
-from rocketmq_py.remoting.config import RemotingClientConfig
-from rocketmq_py.remoting.invoker import InvokeCallback
 from rocketmq_py.remoting.loop import new_event_loop
-from rocketmq_py.remoting.processor import ProcessorTable
+
+if TYPE_CHECKING:
+    from rocketmq_py.remoting.client import RemotingClient
+    from rocketmq_py.remoting.command import RemotingCommand
+    from rocketmq_py.remoting.config import RemotingClientConfig
+    from rocketmq_py.remoting.invoker import InvokeCallback
+    from rocketmq_py.remoting.processor import ProcessorTable
 
 __all__ = ["BackgroundLoop", "BlockingRemotingClient"]
 
@@ -178,6 +180,9 @@ class BlockingRemotingClient:
         self._callback_executor = callback_executor if callback_executor is not None else ThreadPoolExecutor(
             max_workers=4, thread_name_prefix="rocketmq-py-callback",
         )
+        # lazy: the blocking producer and consumers import this module for BackgroundLoop alone
+        from rocketmq_py.remoting.client import RemotingClient
+
         self.client = RemotingClient(processors, config=config, callback_executor=self._callback_executor)
 
     @property

@@ -22,14 +22,10 @@ Where Python differs from Java 4.9.8:
 """
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import os
 import ssl
-import tempfile
 from dataclasses import dataclass, replace
 from enum import Enum
-from pathlib import Path
 from typing import Mapping
 
 from rocketmq_py.errors import TlsConfigError
@@ -144,6 +140,8 @@ def tls_enabled_from_env(environ: Mapping[str, str] | None = None) -> bool:
 
 def read_properties(path: str | os.PathLike[str]) -> dict[str, str]:
     """``key=value`` (or ``key: value``, ``key value``) lines of a Java properties file; ``#``/``!`` comments."""
+    from pathlib import Path  # lazy: this module is on every client's import path; files are read rarely
+
     result: dict[str, str] = {}
     pending = ""
     for raw in Path(path).read_text(encoding="latin-1").splitlines():
@@ -268,6 +266,8 @@ class TlsConfig:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         if self.test_mode_enable:
+            import tempfile  # lazy: only a test-mode server writes files
+
             with tempfile.TemporaryDirectory(prefix="rocketmq-py-tls-") as directory:
                 cert_path, key_path = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
                 generate_self_signed_certificate(cert_path, key_path)
@@ -326,6 +326,10 @@ def generate_self_signed_certificate(
 
     Needs the ``cryptography`` package.
     """
+    import datetime  # lazy: as cryptography, needed only when a certificate is made
+    import ipaddress
+    from pathlib import Path
+
     try:
         from cryptography import x509
         from cryptography.hazmat.primitives import hashes, serialization

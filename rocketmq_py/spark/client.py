@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import concurrent.futures
 import logging
 import os
 import re
 import threading
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Coroutine, Iterator, TypeVar
 
 from rocketmq_py import codec
 from rocketmq_py.client.api import MQClientAPI
@@ -28,10 +29,17 @@ from rocketmq_py.common.route import MASTER_ID
 from rocketmq_py.remoting.client import RemotingClient
 from rocketmq_py.remoting.config import RemotingClientConfig
 from rocketmq_py.spark.options import ClientSettings
-from rocketmq_py.spark.planning import DataLossError, QueueBounds, QueueRange
+from rocketmq_py.spark.planning import DataLossError, QueueBounds, QueueKey, QueueRange
 from rocketmq_py.spark.runtime import process_loop
 
+if TYPE_CHECKING:
+    from rocketmq_py.common.route import TopicRouteData
+
 _log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+#: What one pull answers: the response code, its header and the messages of its body.
+PullAnswer = tuple[int, PullMessageResponseHeader, list[MessageExt]]
 
 #: Queue permission bits (Java's PermName): a queue of a topic without PERM_READ is not read.
 PERM_READ = 0x4
@@ -68,7 +76,7 @@ class Session:
         self.remoting = self.background.run(made())
         self.api = MQClientAPI(self.remoting, credentials=credentials)
 
-    def run(self, coroutine):
+    def run(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
         """Run a coroutine on the process loop and wait for it (called from Spark's threads)."""
         return self.background.run(coroutine)
 
@@ -82,7 +90,7 @@ class Session:
     def namesrv_addrs(self) -> list[str]:
         return [a.strip() for a in self.settings.namesrv_addr.split(";") if a.strip()]
 
-    async def _route(self, topic: str):
+    async def _route(self, topic: str) -> TopicRouteData:
         error: Exception | None = None
         for addr in self.namesrv_addrs():
             try:
@@ -107,7 +115,7 @@ class Session:
         return tuple(sorted(t for t in self.run(self._topic_list()) if regex.fullmatch(t)))
 
     async def _bounds(self, topics: tuple[str, ...], skip_missing: bool = False) -> list[QueueBounds]:
-        queues = []
+        queues: list[tuple[str, str, str, int]] = []
         for topic in topics:
             try:
                 route = await self._route(topic)
@@ -140,7 +148,7 @@ class Session:
         """
         return self.run(self._bounds(topics, skip_missing))
 
-    def offsets_for_timestamp(self, bounds: list[QueueBounds], timestamp_ms: int) -> dict:
+    def offsets_for_timestamp(self, bounds: list[QueueBounds], timestamp_ms: int) -> dict[QueueKey, int]:
         """The first offset stored at or after ``timestamp_ms`` in each queue (its max offset when none is).
 
         The broker's SEARCH_OFFSET_BY_TIMESTAMP answers the offset whose store time is *nearest* (either
@@ -189,7 +197,7 @@ class Session:
 
     # --- pulls (executors) -----------------------------------------------------------------------
 
-    async def _pull(self, part: QueueRange, group: str, sub_expression: str, offset: int, count: int):
+    async def _pull(self, part: QueueRange, group: str, sub_expression: str, offset: int, count: int) -> PullAnswer:
         header = PullMessageRequestHeader(
             consumer_group=group, topic=part.topic, queue_id=part.queue_id, queue_offset=offset,
             max_msg_nums=count, sys_flag=build_pull_sys_flag(False, False, True), commit_offset=0,
@@ -198,7 +206,7 @@ class Session:
         )
         response = await self.api.pull_message(part.broker_addr, header, self.settings.pull_timeout_ms)
         answer = PullMessageResponseHeader.from_ext_fields(response.ext_fields)
-        messages = []
+        messages: list[MessageExt] = []
         if response.code == ResponseCode.SUCCESS and response.body:
             messages = codec.decode_store_records(response.body, strict=False)
         return response.code, answer, messages
@@ -212,7 +220,7 @@ class Session:
         rest before later windows are handed out, so the order is kept.
         """
         batch, depth = self.settings.pull_batch_size, self.settings.pipeline_depth
-        pending: collections.deque[Any] = collections.deque()
+        pending: collections.deque[tuple[int, int, concurrent.futures.Future[PullAnswer]]] = collections.deque()
         next_window = part.start
 
         def issue(offset: int, count: int, front: bool = False) -> None:
@@ -248,7 +256,8 @@ class Session:
             for *_, task in pending:
                 task.cancel()
 
-    def _lost(self, part: QueueRange, offset: int, window_end: int, answer, fail_on_data_loss: bool) -> int:
+    def _lost(self, part: QueueRange, offset: int, window_end: int, answer: PullMessageResponseHeader,
+              fail_on_data_loss: bool) -> int:
         """Offsets [offset, ...) cannot be read: error, or skip to where the queue has messages again."""
         what = (f"queue {part.topic}/{part.broker_name}/{part.queue_id}: offsets from {offset} cannot be read "
                 f"(the broker holds [{answer.min_offset}, {answer.max_offset}]; messages deleted or the queue reset)")

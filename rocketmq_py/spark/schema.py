@@ -1,9 +1,13 @@
 """The read schema (Kafka's, in RocketMQ's terms) and messages to Arrow record batches."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from rocketmq_py.common.message import MessageConst, MessageExt
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
 
 #: The schema of every ``rocketmq`` and ``rocketmq.store`` read, as Spark DDL.
 READ_SCHEMA_DDL = (
@@ -20,7 +24,7 @@ _TAGS = MessageConst.TAGS
 _UNIQ = MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 
 
-def read_struct_type():
+def read_struct_type() -> StructType:
     """The read schema as a pyspark StructType (built here: parsing DDL needs a JVM, executors have none)."""
     from pyspark.sql.types import (
         BinaryType, IntegerType, LongType, MapType, StringType, StructField, StructType, TimestampType,
@@ -32,10 +36,10 @@ def read_struct_type():
     return StructType([StructField(name, kinds[kind]) for name, kind in fields])
 
 
-_ARROW_SCHEMA = None
+_ARROW_SCHEMA: pa.Schema | None = None
 
 
-def arrow_schema():
+def arrow_schema() -> pa.Schema:
     """Exactly the Arrow schema Spark expects of a Python source's batches (it compares them)."""
     global _ARROW_SCHEMA
     if _ARROW_SCHEMA is None:
@@ -45,7 +49,7 @@ def arrow_schema():
     return _ARROW_SCHEMA
 
 
-def to_record_batch(messages: list[MessageExt], broker_name: str | None = None):
+def to_record_batch(messages: list[MessageExt], broker_name: str | None = None) -> pa.RecordBatch:
     """One Arrow record batch of the read schema; ``broker_name`` overrides the message's."""
     import pyarrow as pa
 
@@ -69,7 +73,8 @@ def to_record_batch(messages: list[MessageExt], broker_name: str | None = None):
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def batches(chunks: Iterable[list[MessageExt]], rows_per_batch: int = 10_000, broker_name: str | None = None):
+def batches(chunks: Iterable[list[MessageExt]], rows_per_batch: int = 10_000,
+            broker_name: str | None = None) -> Iterator[pa.RecordBatch]:
     """Regroup pulled chunks into record batches of about ``rows_per_batch`` rows."""
     buffered: list[MessageExt] = []
     for chunk in chunks:

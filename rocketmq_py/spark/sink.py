@@ -9,7 +9,7 @@ a task that fails after some sends is retried by Spark and sends them again.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import asyncio
 import itertools
@@ -23,6 +23,13 @@ from rocketmq_py.errors import SystemBusyError
 from rocketmq_py.spark import tasklog
 from rocketmq_py.spark.options import InvalidOptionError, SinkOptions
 from rocketmq_py.spark.runtime import process_loop
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from rocketmq_py.client.producer import AsyncProducer
+    from rocketmq_py.common.message_queue import MessageQueue
+    from rocketmq_py.spark.options import ClientSettings
 
 OPTIONAL_STRING_COLUMNS = ("topic", "tags", "keys")
 KNOWN_COLUMNS = frozenset({"body", "topic", "tags", "keys", "properties"})
@@ -75,7 +82,8 @@ def _busy(error: BaseException) -> bool:
     return isinstance(error, SystemBusyError) or isinstance(error.__cause__, SystemBusyError)
 
 
-_PRODUCERS: dict[Any, Any] = {}
+#: (client settings, producer group, send timeout) -> the producer of this worker process for them
+_PRODUCERS: dict[tuple[ClientSettings, str, int], _Producer] = {}
 _INSTANCES = itertools.count()
 _PRODUCERS_LOCK = threading.Lock()
 
@@ -114,7 +122,8 @@ def producer_for(options: SinkOptions) -> _Producer:
         return found
 
 
-def messages_of(batch, plan: ColumnPlan, options: SinkOptions) -> tuple[list[Message], list[Any] | None]:
+def messages_of(batch: pa.RecordBatch, plan: ColumnPlan,
+                options: SinkOptions) -> tuple[list[Message], list[Any] | None]:
     """The batch's rows as messages, and their sharding keys (None without a sharding key)."""
     columns = {name: batch.column(name).to_pylist() for name in batch.schema.names}
     bodies = columns["body"]
@@ -123,7 +132,7 @@ def messages_of(batch, plan: ColumnPlan, options: SinkOptions) -> tuple[list[Mes
     tags = columns.get("tags") if plan.has_tags else None
     keys = columns.get("keys") if plan.has_keys else None
     props = columns.get("properties") if plan.has_properties else None
-    messages = []
+    messages: list[Message] = []
     for i in range(count):
         body = bodies[i]
         if body is None:
@@ -140,7 +149,7 @@ def messages_of(batch, plan: ColumnPlan, options: SinkOptions) -> tuple[list[Mes
     return messages, shard
 
 
-def _chunks(messages: list[Message]):
+def _chunks(messages: list[Message]) -> Iterator[list[Message]]:
     """Consecutive runs of one topic, at most BATCH_MESSAGES and about BATCH_BYTES each."""
     run: list[Message] = []
     size = 0
@@ -158,17 +167,19 @@ def _chunks(messages: list[Message]):
 class _Sender:
     """The sends of one task: its coroutines run on the process loop, fed batch by batch by the task's thread."""
 
-    def __init__(self, producer, options: SinkOptions) -> None:
+    def __init__(self, producer: AsyncProducer, options: SinkOptions) -> None:
         from rocketmq_py.client.producer.selector import SelectMessageQueueByHash
 
         self.producer = producer
         self.limit = max(1, options.max_in_flight // BATCH_MESSAGES)
         self.pending: set[asyncio.Future[Any]] = set()
         self.errors: list[BaseException] = []
-        self.chains: dict[Any, Any] = {}
+        #: the last send to each queue chosen by a sharding key, which the next send to it waits for
+        self.chains: dict[MessageQueue, asyncio.Future[Any]] = {}
         self.selector = SelectMessageQueueByHash()
 
-    async def _send_after(self, previous: asyncio.Future[Any] | None, run: list[Message], queue) -> None:
+    async def _send_after(self, previous: asyncio.Future[Any] | None, run: list[Message],
+                          queue: MessageQueue | None) -> None:
         if previous is not None:
             await asyncio.shield(previous)
         for delay_s in BUSY_RETRY_DELAYS_S:
@@ -184,8 +195,11 @@ class _Sender:
                 await asyncio.sleep(delay_s)
         await self.producer.send(run if len(run) > 1 else run[0], queue)
 
-    def _collect(self, done) -> None:
-        self.errors.extend(t.exception() for t in done if t.exception() is not None)
+    def _collect(self, done: set[asyncio.Future[Any]]) -> None:
+        for task in done:
+            error = task.exception()
+            if error is not None:
+                self.errors.append(error)
 
     async def _make_room(self) -> None:
         while len(self.pending) >= self.limit:
@@ -194,16 +208,17 @@ class _Sender:
         if self.errors:
             raise RuntimeError(f"a batch send of this task failed: {self.errors[0]!r}") from self.errors[0]
 
-    async def add(self, messages: list[Message], shard: list | None) -> None:
+    async def add(self, messages: list[Message], shard: list[Any] | None) -> None:
         """Start sending ``messages``; returns when they are all in flight."""
+        groups: list[tuple[MessageQueue | None, list[Message]]]
         if shard is None:
             groups = [(None, messages)]
         else:
-            by_queue: dict[str, Any] = {}
+            by_queue: dict[MessageQueue, list[Message]] = {}
             for message, key in zip(messages, shard):
                 queues = await self.producer.fetch_publish_message_queues(message.topic)
-                queue = self.selector.select(queues, message, "" if key is None else key)
-                by_queue.setdefault(queue, []).append(message)
+                chosen = self.selector.select(queues, message, "" if key is None else key)
+                by_queue.setdefault(chosen, []).append(message)
             groups = list(by_queue.items())
         for queue, queued in groups:
             for run in _chunks(queued):
@@ -229,7 +244,7 @@ class _Sender:
         await asyncio.gather(*self.pending, return_exceptions=True)
 
 
-def write_batches(batches, plan: ColumnPlan, options: SinkOptions) -> int:
+def write_batches(batches: Iterable[pa.RecordBatch], plan: ColumnPlan, options: SinkOptions) -> int:
     """Send every row of the Arrow batches; the number of messages sent."""
     holder = producer_for(options)
     run = holder.background.run

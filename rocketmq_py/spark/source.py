@@ -8,11 +8,10 @@ here holds a connection: the executors open theirs (see :mod:`rocketmq_py.spark.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import logging
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
 
 from rocketmq_py.spark import require_pyspark
 
@@ -42,10 +41,19 @@ from rocketmq_py.spark.options import (  # noqa: E402
 from rocketmq_py.spark.schema import READ_SCHEMA_DDL, batches, read_struct_type  # noqa: E402
 from rocketmq_py.spark.sink import ColumnPlan, check_write_schema, write_batches  # noqa: E402
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Row
+    from pyspark.sql.streaming.datasource import ReadLimit
+    from pyspark.sql.types import StructType
+
+    from rocketmq_py.spark.planning import QueueBounds, QueueKey
+
 try:  # admission control and Trigger.AvailableNow: PySpark 4.2+
     from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows, SupportsTriggerAvailableNow
 except ImportError:  # pragma: no cover - older PySpark: every trigger reads all that is available
-    ReadAllAvailable = ReadMaxRows = None
+    # mypy checks against the PySpark installed (ci/setup.sh installs a current one), which has these classes
+    ReadAllAvailable = ReadMaxRows = None  # type: ignore[misc, assignment]
 
     class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
         pass
@@ -53,7 +61,7 @@ except ImportError:  # pragma: no cover - older PySpark: every trigger reads all
 try:
     from pyspark.sql.datasource import DataSourceStreamArrowWriter
 except ImportError:  # pragma: no cover - PySpark 4.0
-    DataSourceStreamArrowWriter = None
+    DataSourceStreamArrowWriter = None  # type: ignore[misc, assignment]  # (as above)
 
 _log = logging.getLogger(__name__)
 
@@ -65,24 +73,24 @@ class RocketMQDataSource(DataSource):
     def name(cls) -> str:
         return "rocketmq"
 
-    def schema(self):
+    def schema(self) -> StructType:
         return read_struct_type()
 
-    def reader(self, schema) -> "RocketMQBatchReader":
+    def reader(self, schema: StructType) -> RocketMQBatchReader:
         _check_read_schema(schema)
         return RocketMQBatchReader(parse_source_options(self.options, streaming=False))
 
-    def streamReader(self, schema) -> "RocketMQStreamReader":
+    def streamReader(self, schema: StructType) -> RocketMQStreamReader:
         _check_read_schema(schema)
         return RocketMQStreamReader(parse_source_options(self.options, streaming=True))
 
-    def writer(self, schema, overwrite: bool) -> "RocketMQBatchWriter":
+    def writer(self, schema: StructType, overwrite: bool) -> RocketMQBatchWriter:
         if overwrite:
             raise InvalidOptionError("a topic cannot be overwritten: write to rocketmq with mode append")
         options = parse_sink_options(self.options)
         return RocketMQBatchWriter(options, _column_plan(schema, options))
 
-    def streamWriter(self, schema, overwrite: bool):
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         options = parse_sink_options(self.options)
         plan = _column_plan(schema, options)
         if DataSourceStreamArrowWriter is not None:
@@ -90,19 +98,19 @@ class RocketMQDataSource(DataSource):
         return RocketMQStreamRowWriter(options, plan)
 
 
-def _check_read_schema(schema) -> None:
+def _check_read_schema(schema: StructType | None) -> None:
     if schema is not None and schema != read_struct_type():
         raise InvalidOptionError(f"the rocketmq source has a fixed schema ({READ_SCHEMA_DDL}); "
                                  "select or cast columns after loading instead of passing .schema(...)")
 
 
-def _column_plan(schema, options: SinkOptions) -> ColumnPlan:
+def _column_plan(schema: StructType, options: SinkOptions) -> ColumnPlan:
     return check_write_schema([(f.name, f.dataType.simpleString()) for f in schema.fields], options)
 
 
 # --- reading -------------------------------------------------------------------------------------
 
-def _read(options: SourceOptions, partition: InputPartition):
+def _read(options: SourceOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
     part = partition.value
     if part is None:
         return
@@ -113,7 +121,8 @@ def _read(options: SourceOptions, partition: InputPartition):
     yield from batches(chunks, broker_name=part.broker_name)
 
 
-def _plan(options: SourceOptions, bounds, starts: dict[str, Any], ends: dict[str, Any]) -> list[InputPartition]:
+def _plan(options: SourceOptions, bounds: list[QueueBounds], starts: dict[QueueKey, int],
+          ends: dict[QueueKey, int]) -> list[InputPartition]:
     starts = planning.check_data_loss(starts, bounds, options.fail_on_data_loss)
     parts = planning.split(planning.ranges(bounds, starts, ends), options.min_partitions)
     return [InputPartition(part) for part in parts]
@@ -129,7 +138,7 @@ def _topics(options: SourceOptions) -> tuple[str, ...]:
     return found
 
 
-def _bounds(options: SourceOptions, check_specs: bool = True):
+def _bounds(options: SourceOptions, check_specs: bool = True) -> list[QueueBounds]:
     bounds = session(options.client).bounds(_topics(options), skip_missing=options.topic_pattern is not None)
     if check_specs:
         for name, spec in (("startingOffsets", options.starting), ("endingOffsets", options.ending)):
@@ -139,13 +148,14 @@ def _bounds(options: SourceOptions, check_specs: bool = True):
     return bounds
 
 
-def _at_timestamp(options: SourceOptions, bounds, timestamp_ms: int | None) -> dict | None:
+def _at_timestamp(options: SourceOptions, bounds: list[QueueBounds],
+                  timestamp_ms: int | None) -> dict[QueueKey, int] | None:
     if timestamp_ms is None:
         return None
     return session(options.client).offsets_for_timestamp(bounds, timestamp_ms)
 
 
-def _starts(options: SourceOptions, bounds) -> dict:
+def _starts(options: SourceOptions, bounds: list[QueueBounds]) -> dict[QueueKey, int]:
     timestamps = _at_timestamp(options, bounds, options.starting_timestamp)
     return planning.resolve(options.starting, bounds, EARLIEST, timestamps)
 
@@ -166,7 +176,7 @@ class RocketMQBatchReader(DataSourceReader):
                 ends[key] = maxima[key]
         return _plan(self.options, bounds, _starts(self.options, bounds), ends)
 
-    def read(self, partition: InputPartition):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return _read(self.options, partition)
 
 
@@ -179,11 +189,11 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
-        self._target: dict | None = None
-        self._latest: dict = {}
+        self._target: dict[QueueKey, int] | None = None
+        self._latest: dict[QueueKey, int] = {}
         self._delay = planning.TriggerDelay(options.min_offsets_per_trigger, options.max_trigger_delay_ms)
 
-    def _current(self):
+    def _current(self) -> list[QueueBounds]:
         bounds = _bounds(self.options, check_specs=False)
         self._latest = {q.key: q.max_offset for q in bounds}
         return bounds
@@ -192,15 +202,16 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         bounds = _bounds(self.options)
         return planning.nest(_starts(self.options, bounds))
 
-    def getDefaultReadLimit(self):
+    def getDefaultReadLimit(self) -> ReadLimit:
         if ReadMaxRows is not None and self.options.max_offsets_per_trigger:
             return ReadMaxRows(self.options.max_offsets_per_trigger)
-        return ReadAllAvailable() if ReadAllAvailable is not None else None
+        # None only under a PySpark before 4.2, which has no read limits and does not call this method.
+        return ReadAllAvailable() if ReadAllAvailable is not None else None  # type: ignore[return-value]
 
     def prepareForTriggerAvailableNow(self) -> None:
         self._target = {q.key: q.max_offset for q in self._current()}
 
-    def latestOffset(self, start=None, limit=None) -> dict:
+    def latestOffset(self, start: dict[str, Any] | None = None, limit: ReadLimit | None = None) -> dict[str, Any]:
         bounds = self._current()
         latest = dict(self._latest)
         if self._target is not None:
@@ -222,11 +233,11 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             max_rows = self.options.max_offsets_per_trigger
         return planning.nest(planning.limit(starts, latest, max_rows))
 
-    def reportLatestOffset(self) -> dict:
+    def reportLatestOffset(self) -> dict[str, Any]:
         """The queues' end offsets seen at the last trigger: ``latestOffset`` in ``StreamingQuery.lastProgress``."""
         return planning.nest(self._latest)
 
-    def metrics(self, latestConsumedOffset: dict) -> dict[str, str]:
+    def metrics(self, latestConsumedOffset: dict[str, Any]) -> dict[str, str]:
         """Offsets behind the latest (min, max, average over queues and a sum per topic), as Kafka's source.
 
         PySpark 4.3 does not yet pass a Python source's metrics into the progress report (its Python
@@ -235,7 +246,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """
         return planning.lag_metrics(planning.flatten(latestConsumedOffset or {}), self._latest)
 
-    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         if start == end:
             return []
         bounds = _bounds(self.options, check_specs=False)
@@ -244,7 +255,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             starts.setdefault(queue.key, queue.min_offset)
         return _plan(self.options, bounds, starts, planning.flatten(end))
 
-    def read(self, partition: InputPartition):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return _read(self.options, partition)
 
     def commit(self, end: dict[str, Any]) -> None:
@@ -258,10 +269,10 @@ class SentMessages(WriterCommitMessage):
     count: int
 
 
-def _rows_to_batches(rows, plan: ColumnPlan):
+def _rows_to_batches(rows: Iterator[Row], plan: ColumnPlan) -> Iterator[pa.RecordBatch]:
     import pyarrow as pa
 
-    chunk = []
+    chunk: list[dict[str, Any]] = []
     for row in rows:
         chunk.append(row.asDict())
         if len(chunk) >= 10_000:
@@ -278,7 +289,7 @@ class RocketMQBatchWriter(DataSourceArrowWriter):
         self.options = options
         self.plan = plan
 
-    def write(self, iterator) -> SentMessages:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SentMessages:
         return SentMessages(write_batches(iterator, self.plan, self.options))
 
 
@@ -287,27 +298,27 @@ class RocketMQStreamRowWriter(DataSourceStreamWriter):
         self.options = options
         self.plan = plan
 
-    def write(self, iterator) -> SentMessages:
+    def write(self, iterator: Iterator[Row]) -> SentMessages:
         return SentMessages(write_batches(_rows_to_batches(iterator, self.plan), self.plan, self.options))
 
-    def commit(self, messages, batchId) -> None:
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Each message was acknowledged by the broker when write() returned."""
 
-    def abort(self, messages, batchId) -> None:
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Sent messages stay sent (at-least-once); Spark runs the batch again."""
 
 
 if DataSourceStreamArrowWriter is not None:
-    class RocketMQStreamArrowWriter(DataSourceStreamArrowWriter):  # type: ignore[valid-type,misc]
+    class RocketMQStreamArrowWriter(DataSourceStreamArrowWriter):
         def __init__(self, options: SinkOptions, plan: ColumnPlan) -> None:
             self.options = options
             self.plan = plan
 
-        def write(self, iterator) -> SentMessages:
+        def write(self, iterator: Iterator[pa.RecordBatch]) -> SentMessages:
             return SentMessages(write_batches(iterator, self.plan, self.options))
 
-        def commit(self, messages, batchId) -> None:
+        def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
             """Each message was acknowledged by the broker when write() returned."""
 
-        def abort(self, messages, batchId) -> None:
+        def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
             """Sent messages stay sent (at-least-once); Spark runs the batch again."""

@@ -14,6 +14,7 @@ import mmap
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from rocketmq_py.spark import require_pyspark
 
@@ -26,6 +27,12 @@ from rocketmq_py.spark import tasklog  # noqa: E402
 from rocketmq_py.spark.options import InvalidOptionError  # noqa: E402
 from rocketmq_py.spark.schema import read_struct_type, to_record_batch  # noqa: E402
 from rocketmq_py.store import layout  # noqa: E402
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
+
+    from rocketmq_py.common.message import MessageExt
 
 #: sysflag bits of the transaction state (Java's MessageSysFlag): prepared and rollback are not delivered.
 TRANSACTION_TYPE_MASK = 0x3 << 2
@@ -56,7 +63,7 @@ def commit_log_files(path: str) -> list[str]:
     return [str(p) for p in files]
 
 
-def parse_store_options(options) -> StoreOptions:
+def parse_store_options(options: Mapping[str, Any]) -> StoreOptions:
     opts = {str(k).lower(): v for k, v in options.items() if v is not None}
     unknown = sorted(set(opts) - STORE_OPTIONS)
     if unknown:
@@ -72,7 +79,7 @@ def parse_store_options(options) -> StoreOptions:
     return StoreOptions(tuple(commit_log_files(path)), topics, include == "true", opts.get("brokername") or None)
 
 
-def _wanted(message, options: StoreOptions) -> bool:
+def _wanted(message: MessageExt, options: StoreOptions) -> bool:
     if options.topics and message.topic not in options.topics:
         return False
     if options.include_system:
@@ -83,7 +90,7 @@ def _wanted(message, options: StoreOptions) -> bool:
     return not message.topic.startswith(SYSTEM_TOPIC_PREFIXES)
 
 
-def read_commit_log_file(path: str, options: StoreOptions, rows_per_batch: int = 10_000):
+def read_commit_log_file(path: str, options: StoreOptions, rows_per_batch: int = 10_000) -> Iterator[pa.RecordBatch]:
     """Record batches of the messages in one CommitLog file, up to its last valid record."""
     size = os.path.getsize(path)
     if size == 0:
@@ -91,7 +98,7 @@ def read_commit_log_file(path: str, options: StoreOptions, rows_per_batch: int =
     with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         valid_end, _ = layout.scan_valid_end(mapped, 0, size, False)
         position = 0
-        buffered = []
+        buffered: list[MessageExt] = []
         while position < valid_end:
             chunk_end = min(valid_end, position + CHUNK_BYTES)
             chunk = mapped[position:chunk_end]
@@ -113,10 +120,10 @@ class RocketMQStoreDataSource(DataSource):
     def name(cls) -> str:
         return "rocketmq.store"
 
-    def schema(self):
+    def schema(self) -> StructType:
         return read_struct_type()
 
-    def reader(self, schema) -> "RocketMQStoreReader":
+    def reader(self, schema: StructType) -> RocketMQStoreReader:
         return RocketMQStoreReader(parse_store_options(self.options))
 
 
@@ -127,6 +134,6 @@ class RocketMQStoreReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         return [InputPartition(path) for path in self.options.files]
 
-    def read(self, partition: InputPartition):
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         tasklog.record("store-read", file=partition.value)
         yield from read_commit_log_file(partition.value, self.options)

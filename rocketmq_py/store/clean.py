@@ -120,6 +120,7 @@ class CleanService(ServiceThread):
         self._last_physical_min_offset = min_offset
         for consume_queue in self.store.consume_queues():
             consume_queue.delete_expired_file(min_offset)
+        assert self.store.index_service is not None  # set when the store loads, before the clean service starts
         self.store.index_service.delete_expired_file(min_offset)
 
     def _ratio(self, path: Path) -> float:

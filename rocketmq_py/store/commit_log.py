@@ -39,7 +39,8 @@ _log = logging.getLogger(__name__)
 _INT64 = struct.Struct(">q")
 _NOT_ENQUEUED = (TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE)
 
-Dispatcher = Callable[[object], None]
+#: Called with each valid record found by recovery (the store builds its ConsumeQueue unit and index entries).
+Dispatcher = Callable[[layout.RecordInfo], None]
 
 
 def now_ms() -> int:
@@ -210,7 +211,7 @@ class CommitLog:
         size = int.from_bytes(head, "big", signed=True)
         return self.get_message(offset, size) if size > 0 else None
 
-    def check_at(self, offset: int, check_crc: bool = False):
+    def check_at(self, offset: int, check_crc: bool = False) -> layout.RecordInfo | None:
         """``layout.check_record`` on the record at ``offset``; ``None`` when no file holds it."""
         mapped = self.queue.find_mapped_file_by_offset(offset)
         if mapped is None:

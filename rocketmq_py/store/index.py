@@ -127,7 +127,7 @@ class IndexService:
             self.checkpoint.index_msg_timestamp = timestamp
             self.checkpoint.flush()
 
-    def build_index(self, info) -> None:
+    def build_index(self, info: layout.RecordInfo) -> None:
         """Index the record described by ``info`` (a ``layout.RecordInfo``)."""
         index_file = self.writable_file()
         if info.physical_offset < index_file.end_phy_offset:
@@ -141,7 +141,7 @@ class IndexService:
                 if key:
                     index_file = self._put(index_file, f"{info.topic}#{key}", info)
 
-    def _put(self, index_file: IndexFile, key: str, info) -> IndexFile:
+    def _put(self, index_file: IndexFile, key: str, info: layout.RecordInfo) -> IndexFile:
         while not index_file.put_key(key, info.physical_offset, info.store_timestamp):
             index_file = self.writable_file()
         return index_file

@@ -175,7 +175,7 @@ class MappedFileQueue:
         if not self.store_path.is_dir():
             return
         names = sorted(p.name for p in self.store_path.iterdir() if p.is_file() and p.name.isdigit())
-        files = []
+        files: list[MappedFile] = []
         for name in names:
             path = self.store_path / name
             size = path.stat().st_size

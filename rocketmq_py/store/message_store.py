@@ -32,7 +32,7 @@ from rocketmq_py.store.clean import CleanService, DiskUsage, disk_used_ratio
 from rocketmq_py.store.commit_log import CommitLog, now_ms
 from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, SYNC_MASTER, MessageStoreConfig, delay_level_table
 from rocketmq_py.store.consume_queue import ConsumeQueue
-from rocketmq_py.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService
+from rocketmq_py.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService, ServiceThread
 from rocketmq_py.store.index import IndexService
 from rocketmq_py.store.lock import StoreLock
 from rocketmq_py.store.mapped_file import StoreDiskFullError
@@ -49,7 +49,7 @@ from rocketmq_py.store.message import (
 )
 from rocketmq_py.store.reads import StoreReads
 from rocketmq_py.store.schedule import ScheduleMessageService
-from rocketmq_py.store.results import AppendMessageStatus, PutMessageResult, PutMessageStatus
+from rocketmq_py.store.results import AppendMessageResult, AppendMessageStatus, PutMessageResult, PutMessageStatus
 
 if TYPE_CHECKING:
     from rocketmq_py.store.ha import HAService
@@ -192,7 +192,7 @@ class MessageStore(StoreReads):
         self.clean_service = CleanService(self, self._disk_usage)
         self.config.abort_path.touch()
         self._running = True
-        services = [self._flush_service, self._flush_cq_service, self.clean_service]
+        services: list[ServiceThread] = [self._flush_service, self._flush_cq_service, self.clean_service]
         if self.config.broker_role != SLAVE and self.schedule_service is not None:
             services.append(self.schedule_service)
         for service in services:
@@ -356,12 +356,12 @@ class MessageStore(StoreReads):
         self.disk_full = True
         return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE)
 
-    def _after_append(self, result) -> tuple[PutMessageResult, list[Any]]:
+    def _after_append(self, result: AppendMessageResult) -> tuple[PutMessageResult, list[layout.RecordInfo]]:
         if result.status == AppendMessageStatus.MESSAGE_SIZE_EXCEEDED:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, result), []
         if result.status != AppendMessageStatus.PUT_OK:
             return PutMessageResult(PutMessageStatus.UNKNOWN_ERROR, result), []
-        dispatched = []
+        dispatched: list[layout.RecordInfo] = []
         for offset in result.physical_offsets:
             info = self.commit_log.check_at(offset)
             if info is None or info.size <= 0:
@@ -412,7 +412,7 @@ class MessageStore(StoreReads):
 
     # --- dispatch --------------------------------------------------------------------------------
 
-    def _dispatch(self, info) -> None:
+    def _dispatch(self, info: layout.RecordInfo) -> None:
         """Build the ConsumeQueue unit and the index entries of one record (Java's doDispatch)."""
         transaction = info.sys_flag & TRANSACTION_TYPE_MASK
         if transaction in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE):
@@ -465,7 +465,7 @@ class MessageStore(StoreReads):
         if mapped is not None:
             mapped.store_timestamp = info.store_timestamp
 
-    def _notify(self, dispatched: list[Any]) -> None:
+    def _notify(self, dispatched: list[layout.RecordInfo]) -> None:
         if not dispatched or not self.arrival_listeners:
             return
         for listener, loop in self.arrival_listeners:

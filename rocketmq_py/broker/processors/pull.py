@@ -35,6 +35,7 @@ from rocketmq_py.store.config import SLAVE
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.controller import BrokerController
+    from rocketmq_py.common.filter import SubscriptionData
 
 _log = logging.getLogger(__name__)
 
@@ -94,6 +95,7 @@ class PullMessageProcessor:
                     f"[{topic_config.read_queue_nums}] consumer:[{connection.remote_address}]")
             _log.warning(text)
             return fail(request, ResponseCode.SYSTEM_ERROR, text)
+        subscription: SubscriptionData | None
         if sys_flag & FLAG_SUBSCRIPTION:
             try:
                 subscription = build_subscription(header.topic, header.subscription, header.expression_type,

@@ -76,7 +76,7 @@ def random_queue_id(queue_nums: int) -> int:
 class SendMessageProcessor:
     def __init__(self, broker: BrokerController) -> None:
         self.broker = broker
-        self._region_fields = {}
+        self._region_fields: dict[str, str] = {}
         self.refresh()
 
     def refresh(self) -> None:
@@ -244,7 +244,7 @@ class SendMessageProcessor:
     def _answer(self, request: RemotingCommand, result: PutMessageResult, topic: str, queue_id: int,
                 started: float) -> RemotingCommand:
         status = result.status
-        code = _STORED.get(status)
+        code: int | None = _STORED.get(status)
         append = result.append_result
         if code is None or append is None:
             self.broker.stats.on_put_failed()

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import abc
 import bisect
-import hashlib
 import logging
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from rocketmq_py.common.message_queue import MessageQueue
 
 _log = logging.getLogger(__name__)
 
@@ -122,6 +123,8 @@ class AllocateMessageQueueByMachineRoom(AllocateMessageQueueStrategy):
 
 def md5_hash(key: str) -> int:
     """Java's ConsistentHashRouter.MD5Hash: the first four MD5 bytes as an unsigned number."""
+    import hashlib  # lazy: only the consistent-hash strategy needs it (see rocketmq_py/_lazy.py)
+
     return int.from_bytes(hashlib.md5(key.encode("utf-8")).digest()[:4], "big")
 
 

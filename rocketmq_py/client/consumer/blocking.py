@@ -2,17 +2,19 @@
 (shared with the blocking producers, so clients of one client id share one client instance, as in Java)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Mapping, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, ParamSpec, TypeVar
 
-from rocketmq_py.client.consumer.config import LitePullConsumerConfig, PushConsumerConfig
-from rocketmq_py.client.consumer.lite_pull import AsyncLitePullConsumer
-from rocketmq_py.client.consumer.listener import ListenerLike
-from rocketmq_py.client.consumer.push import AsyncPushConsumer
-from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
 from rocketmq_py.client.producer.blocking import BlockingFacade
-from rocketmq_py.common.filter import MessageSelector
-from rocketmq_py.common.message import MessageExt
-from rocketmq_py.common.message_queue import MessageQueue
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.consumer.config import LitePullConsumerConfig, PushConsumerConfig
+    from rocketmq_py.client.consumer.listener import ListenerLike
+    from rocketmq_py.client.consumer.lite_pull import AsyncLitePullConsumer
+    from rocketmq_py.client.consumer.push import AsyncPushConsumer
+    from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
+    from rocketmq_py.common.filter import MessageSelector
+    from rocketmq_py.common.message import MessageExt
+    from rocketmq_py.common.message_queue import MessageQueue
 
 
 class PushConsumer(BlockingFacade):
@@ -21,6 +23,9 @@ class PushConsumer(BlockingFacade):
 
     def __init__(self, consumer_group: str | None = None, *, config: PushConsumerConfig | None = None,
                  rebalance_listener: RebalanceListener | None = None, **options: Any) -> None:
+        # lazy: a PushConsumer program does not load the lite pull consumer, nor the reverse
+        from rocketmq_py.client.consumer.push import AsyncPushConsumer
+
         super().__init__()
         self._core: AsyncPushConsumer = self._run(
             _make(AsyncPushConsumer, consumer_group, config, rebalance_listener, options))
@@ -89,6 +94,9 @@ class LitePullConsumer(BlockingFacade):
 
     def __init__(self, consumer_group: str | None = None, *, config: LitePullConsumerConfig | None = None,
                  rebalance_listener: RebalanceListener | None = None, **options: Any) -> None:
+        # lazy: a PushConsumer program does not load the lite pull consumer, nor the reverse
+        from rocketmq_py.client.consumer.lite_pull import AsyncLitePullConsumer
+
         super().__init__()
         self._core: AsyncLitePullConsumer = self._run(
             _make(AsyncLitePullConsumer, consumer_group, config, rebalance_listener, options))

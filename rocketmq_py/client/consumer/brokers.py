@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rocketmq_py.common.message_queue import MessageQueue
-from rocketmq_py.common.route import MASTER_ID, PermName, TopicRouteData
+from rocketmq_py.common.route import MASTER_ID, PermName
 from rocketmq_py.errors import BrokerNotFoundError
 
 if TYPE_CHECKING:
     from rocketmq_py.client.instance import MQClientInstance
+    from rocketmq_py.common.route import TopicRouteData
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ import dataclasses
 import enum
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, TypeVar
 
 from rocketmq_py.client.config import ClientConfig
@@ -33,6 +32,8 @@ def half_an_hour_ago() -> str:
 
 def parse_consume_timestamp(text: str) -> int:
     """``yyyyMMddHHmmss`` (local time) as epoch milliseconds."""
+    from datetime import datetime  # lazy: see rocketmq_py/_lazy.py
+
     try:
         return int(datetime.strptime(text, TIMESTAMP_FORMAT).timestamp() * 1000)
     except (TypeError, ValueError):

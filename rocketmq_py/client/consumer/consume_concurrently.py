@@ -19,18 +19,20 @@ from typing import TYPE_CHECKING, Any
 from rocketmq_py.client.consumer.listener import (
     ConsumeConcurrentlyContext,
     ConsumeConcurrentlyStatus,
-    Listener,
     concurrently_status,
 )
-from rocketmq_py.client.consumer.process_queue import ProcessQueue, now_ms
+from rocketmq_py.client.consumer.process_queue import now_ms
 from rocketmq_py.client.consumer.runner import AsyncRunner, ThreadRunner
 from rocketmq_py.common.consumer_body import CMResult, ConsumeMessageDirectlyResult
 from rocketmq_py.common.heartbeat_consumer import MessageModel
-from rocketmq_py.common.message import MessageConst, MessageExt
+from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.message_queue import MessageQueue
 
 if TYPE_CHECKING:
+    from rocketmq_py.client.consumer.listener import Listener
+    from rocketmq_py.client.consumer.process_queue import ProcessQueue
     from rocketmq_py.client.consumer.push import AsyncPushConsumer
+    from rocketmq_py.common.message import MessageExt
 
 _log = logging.getLogger(__name__)
 

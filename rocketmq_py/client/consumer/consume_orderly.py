@@ -18,20 +18,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from rocketmq_py.client.consumer.listener import (
-    ConsumeOrderlyContext,
-    ConsumeOrderlyStatus,
-    Listener,
-    orderly_status,
-)
-from rocketmq_py.client.consumer.process_queue import REBALANCE_LOCK_INTERVAL_MS, ProcessQueue
+from rocketmq_py.client.consumer.listener import ConsumeOrderlyContext, ConsumeOrderlyStatus, orderly_status
+from rocketmq_py.client.consumer.process_queue import REBALANCE_LOCK_INTERVAL_MS
 from rocketmq_py.common.consumer_body import CMResult, ConsumeMessageDirectlyResult
 from rocketmq_py.common.heartbeat_consumer import MessageModel
-from rocketmq_py.common.message import MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
 
 if TYPE_CHECKING:
+    from rocketmq_py.client.consumer.listener import Listener
+    from rocketmq_py.client.consumer.process_queue import ProcessQueue
     from rocketmq_py.client.consumer.push import AsyncPushConsumer
+    from rocketmq_py.common.message import MessageExt
 
 _log = logging.getLogger(__name__)
 

@@ -17,27 +17,20 @@ import enum
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from rocketmq_py.client.consumer.allocate import resolve_strategy
 from rocketmq_py.client.failure_log import FailureLog
-from rocketmq_py.client.consumer.brokers import master_for_queue, subscribe_queues
 from rocketmq_py.client.consumer.config import LitePullConsumerConfig, make_config
 from rocketmq_py.client.consumer.offset_store import OFFSET_READ_FAILED, ReadOffsetType
 from rocketmq_py.client.consumer.process_queue import ProcessQueue
-from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
 from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
 from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, cancel_and_wait, wait_event
-from rocketmq_py.client.instance import get_instance, resolve_instance_name
 from rocketmq_py.common import validators
 from rocketmq_py.common.codes import ResponseCode
-from rocketmq_py.common.filter import MessageSelector, SubscriptionData, build_subscription, build_subscription_data
-from rocketmq_py.common.headers.pull import build_pull_sys_flag
 from rocketmq_py.common.heartbeat_consumer import ConsumeType, MessageModel
-from rocketmq_py.common.message import MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
-from rocketmq_py.common.route import TopicRouteData
 from rocketmq_py.errors import (
     BrokerResponseError,
     ClientError,
@@ -46,6 +39,12 @@ from rocketmq_py.errors import (
     InvalidSelectorError,
     RocketMQError,
 )
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.consumer.pull import PullAPI
+    from rocketmq_py.common.filter import MessageSelector, SubscriptionData
+    from rocketmq_py.common.message import MessageExt
+    from rocketmq_py.common.route import TopicRouteData
 
 _log = logging.getLogger(__name__)
 
@@ -151,6 +150,9 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     async def subscribe(self, topic: str, selector: MessageSelector | str | None = "*") -> None:
         """Consume ``topic`` with the group's rebalance; ``selector`` is a tag expression or a MessageSelector."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.common.filter import build_subscription
+
         validators.check_topic(topic)
         subscription = build_subscription(self.config.with_namespace(topic), selector)
         self._set_subscription_type(SubscriptionType.SUBSCRIBE)
@@ -172,6 +174,9 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     def set_sub_expression_for_assign(self, topic: str, expression: str) -> None:
         """The tag expression for assigned queues of ``topic`` (before :meth:`start`)."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.common.filter import build_subscription_data
+
         if not expression or not expression.strip():
             raise InvalidSelectorError("the sub expression for assign cannot be empty: use '*' for all tags")
         if self.state is not ServiceState.CREATE_JUST:
@@ -222,6 +227,10 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     async def start(self) -> None:
         """Validate the settings, join the client instance and start pulling; a consumer starts once."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.pull import PullAPI
+        from rocketmq_py.client.instance import get_instance, resolve_instance_name
+
         if self.state is not ServiceState.CREATE_JUST:
             raise ClientStateError(f"the consumer cannot start: it is {self.state.value} (a consumer starts once)")
         self.state = ServiceState.START_FAILED
@@ -400,16 +409,25 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     async def min_offset(self, queue: MessageQueue) -> int:
         """The smallest offset of ``queue`` on its broker."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import master_for_queue
+
         instance = self.instance_or_fail()
         return await instance.api.get_min_offset(await master_for_queue(instance, queue), queue)
 
     async def max_offset(self, queue: MessageQueue) -> int:
         """The offset after the last message of ``queue`` on its broker."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import master_for_queue
+
         instance = self.instance_or_fail()
         return await instance.api.get_max_offset(await master_for_queue(instance, queue), queue)
 
     async def offset_for_timestamp(self, queue: MessageQueue, timestamp_ms: int) -> int:
         """The offset of the first message stored at or after ``timestamp_ms`` (SEARCH_OFFSET_BY_TIMESTAMP)."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import master_for_queue
+
         self._check_running()
         instance = self.instance_or_fail()
         return await instance.api.search_offset(await master_for_queue(instance, queue), queue, timestamp_ms)
@@ -470,6 +488,9 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     async def fetch_message_queues(self, topic: str) -> set[MessageQueue]:
         """The readable queues of ``topic`` (from the name server)."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import subscribe_queues
+
         self._check_running()
         topic = self.config.with_namespace(topic)
         instance = self.instance_or_fail()
@@ -488,6 +509,9 @@ class AsyncLitePullConsumer(ConsumerMember):
                 self._tasks[queue] = loop.create_task(self._pull_loop(queue), name=f"lite-pull {queue}")
 
     def _subscription_for(self, topic: str) -> SubscriptionData:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.common.filter import build_subscription_data
+
         if self.subscription_type is SubscriptionType.SUBSCRIBE:
             assert self.rebalance is not None
             subscription = self.rebalance.subscription_inner.get(topic)
@@ -507,6 +531,10 @@ class AsyncLitePullConsumer(ConsumerMember):
         return await self.rebalance.compute_pull_from_where(queue)
 
     async def _pull_loop(self, queue: MessageQueue) -> None:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.pull import PullStatus
+        from rocketmq_py.common.headers.pull import build_pull_sys_flag
+
         config = self.config
         assert self.pull_api is not None
         sys_flag = build_pull_sys_flag(False, True, True, False, True)
@@ -575,6 +603,9 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     def on_route_changed(self, topic: str, route: TopicRouteData) -> None:
         """Take a new route of ``topic`` (called by the client instance)."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import subscribe_queues
+
         if self.rebalance is not None and topic in self.rebalance.subscription_inner:
             self.rebalance.topic_subscribe_info[topic] = subscribe_queues(topic, route)
 

@@ -13,18 +13,14 @@ import abc
 import enum
 import logging
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from rocketmq_py import codec
-from rocketmq_py.client.consumer.brokers import broker_for_queue
-from rocketmq_py.common.consumer_body import decode_queue_table
-from rocketmq_py.common.headers.offset import QueryConsumerOffsetRequestHeader, UpdateConsumerOffsetRequestHeader
-from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.errors import BrokerResponseError, ClientError, RocketMQError
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from rocketmq_py.client.instance import MQClientInstance
+    from rocketmq_py.common.message_queue import MessageQueue
 
 _log = logging.getLogger(__name__)
 
@@ -96,6 +92,10 @@ class RemoteBrokerOffsetStore(OffsetStore):
         self.group = group
 
     async def _read_from_store(self, queue: MessageQueue) -> int:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import broker_for_queue
+        from rocketmq_py.common.headers.offset import QueryConsumerOffsetRequestHeader
+
         try:
             broker = await broker_for_queue(self.instance, queue)
             header = QueryConsumerOffsetRequestHeader(self.group, queue.topic, queue.queue_id, queue.broker_name)
@@ -131,6 +131,10 @@ class RemoteBrokerOffsetStore(OffsetStore):
             _log.warning("committing offset %d of %s for %s failed: %s", offset, queue, self.group, error)
 
     async def update_consume_offset_to_broker(self, queue: MessageQueue, offset: int, oneway: bool) -> None:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import broker_for_queue
+        from rocketmq_py.common.headers.offset import UpdateConsumerOffsetRequestHeader
+
         broker = await broker_for_queue(self.instance, queue)
         header = UpdateConsumerOffsetRequestHeader(self.group, queue.topic, queue.queue_id, offset, queue.broker_name)
         if oneway:
@@ -140,12 +144,19 @@ class RemoteBrokerOffsetStore(OffsetStore):
 
 
 def local_offset_store_dir() -> Path:
+    # lazy: see rocketmq_py/_lazy.py
+    from pathlib import Path
+
     configured = os.environ.get("ROCKETMQ_CLIENT_LOCAL_OFFSET_STORE_DIR")
     return Path(configured) if configured else Path.home() / ".rocketmq_offsets"
 
 
 def read_offset_file(path: Path) -> dict[MessageQueue, int] | None:
     """The table of an offsets.json (falling back to ``.bak``), or None when neither exists."""
+    # lazy: see rocketmq_py/_lazy.py
+    from rocketmq_py import codec
+    from rocketmq_py.common.consumer_body import decode_queue_table
+
     for candidate in (path, path.with_name(path.name + ".bak")):
         try:
             text = candidate.read_text(encoding="utf-8")
@@ -166,6 +177,9 @@ def read_offset_file(path: Path) -> dict[MessageQueue, int] | None:
 def offset_file_text(table: dict[MessageQueue, int]) -> str:
     """OffsetSerializeWrapper.toJson(true) as fastjson writes it: tab-indented, each MessageQueue key an
     indented object of its own (queues in sorted order, where Java's follow its HashMap)."""
+    # lazy: see rocketmq_py/_lazy.py
+    from rocketmq_py import codec
+
     if not table:
         return '{\n\t"offsetTable":{}\n}'
     entries = []

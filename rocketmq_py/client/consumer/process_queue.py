@@ -10,10 +10,13 @@ from __future__ import annotations
 import bisect
 import time
 from collections import deque
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from rocketmq_py.common.consumer_body import ProcessQueueInfo
-from rocketmq_py.common.message import MessageConst, MessageExt
+from rocketmq_py.common.message import MessageConst
+
+if TYPE_CHECKING:
+    from rocketmq_py.common.consumer_body import ProcessQueueInfo
+    from rocketmq_py.common.message import MessageExt
 
 #: A queue with no pull for this long is dropped by the next rebalance (Java's rocketmq.client.pull.pullMaxIdleTime).
 PULL_MAX_IDLE_TIME_MS = 120_000

@@ -12,33 +12,35 @@ import asyncio
 import functools
 import logging
 import time
-from typing import Any, AsyncIterator, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, AsyncIterator, Iterable, Sequence
 
 from rocketmq_py.client.consumer.allocate import resolve_strategy
 from rocketmq_py.client.failure_log import FailureLog
 from rocketmq_py.client.consumer.config import PushConsumerConfig, make_config
-from rocketmq_py.client.consumer.consume_concurrently import ConsumeMessageConcurrentlyService
-from rocketmq_py.client.consumer.consume_orderly import ConsumeMessageOrderlyService
-from rocketmq_py.client.consumer.listener import Listener, ListenerLike
-from rocketmq_py.client.consumer.process_queue import ProcessQueue, now_ms
-from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
+from rocketmq_py.client.consumer.listener import Listener
+from rocketmq_py.client.consumer.process_queue import now_ms
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
 from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
 from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, cancel_and_wait
 from rocketmq_py.client.consumer.stream import BatchStream
-from rocketmq_py.client.instance import get_instance, resolve_instance_name
 from rocketmq_py.common import validators
 from rocketmq_py.common.codes import ResponseCode
-from rocketmq_py.common.consumer_body import ConsumeMessageDirectlyResult
-from rocketmq_py.common.filter import MessageSelector, SubscriptionData, build_subscription, build_subscription_data
-from rocketmq_py.common.headers.consumer import ConsumerSendMsgBackRequestHeader
-from rocketmq_py.common.headers.pull import build_pull_sys_flag
 from rocketmq_py.common.heartbeat_consumer import ConsumeType, MessageModel
-from rocketmq_py.common.message import Message, MessageConst, MessageExt
-from rocketmq_py.common.message_queue import MessageQueue
-from rocketmq_py.common.route import TopicRouteData
+from rocketmq_py.common.message import Message, MessageConst
 from rocketmq_py.common.topic import CLIENT_INNER_PRODUCER_GROUP
 from rocketmq_py.errors import BrokerResponseError, ClientError, ClientStateError, InvalidArgumentError, RocketMQError
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.consumer.consume_concurrently import ConsumeMessageConcurrentlyService
+    from rocketmq_py.client.consumer.consume_orderly import ConsumeMessageOrderlyService
+    from rocketmq_py.client.consumer.listener import ListenerLike
+    from rocketmq_py.client.consumer.process_queue import ProcessQueue
+    from rocketmq_py.client.consumer.pull import PullAPI
+    from rocketmq_py.common.consumer_body import ConsumeMessageDirectlyResult
+    from rocketmq_py.common.filter import MessageSelector, SubscriptionData
+    from rocketmq_py.common.message import MessageExt
+    from rocketmq_py.common.message_queue import MessageQueue
+    from rocketmq_py.common.route import TopicRouteData
 
 _log = logging.getLogger(__name__)
 
@@ -141,6 +143,9 @@ class AsyncPushConsumer(ConsumerMember):
     def subscribe(self, topic: str, selector: MessageSelector | str | None = "*") -> None:
         """Consume ``topic``: ``selector`` is a tag expression (``"*"``, ``"TagA || TagB"``) or a
         :class:`MessageSelector` (``MessageSelector.by_sql("a > 5")``)."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.common.filter import build_subscription
+
         validators.check_topic(topic)
         subscription = build_subscription(self.config.with_namespace(topic), selector)
         self._subscriptions[subscription.topic] = subscription
@@ -200,6 +205,13 @@ class AsyncPushConsumer(ConsumerMember):
     async def start(self) -> None:
         """Validate the settings, join the client instance and start rebalancing and pulling; a consumer
         starts once."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.consume_concurrently import ConsumeMessageConcurrentlyService
+        from rocketmq_py.client.consumer.consume_orderly import ConsumeMessageOrderlyService
+        from rocketmq_py.client.consumer.pull import PullAPI
+        from rocketmq_py.client.instance import get_instance, resolve_instance_name
+        from rocketmq_py.common.filter import build_subscription_data
+
         if self.state is not ServiceState.CREATE_JUST:
             raise ClientStateError(f"the consumer cannot start: it is {self.state.value} (a consumer starts once)")
         self.config.validate()
@@ -315,6 +327,10 @@ class AsyncPushConsumer(ConsumerMember):
         return 0.0
 
     async def _pull_loop(self, queue: MessageQueue, pq: ProcessQueue, next_offset: int) -> None:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.pull import PullStatus
+        from rocketmq_py.common.headers.pull import build_pull_sys_flag
+
         config = self.config
         assert self.pull_api is not None and self.rebalance is not None and self.consume_service is not None
         exception_delay_s = config.pull_time_delay_millis_when_exception / 1000.0
@@ -419,6 +435,9 @@ class AsyncPushConsumer(ConsumerMember):
 
     async def send_message_back(self, message: MessageExt, delay_level: int, broker_name: str | None) -> bool:
         """CONSUMER_SEND_MSG_BACK, or on failure a re-send to the retry topic; False when both failed."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.common.headers.consumer import ConsumerSendMsgBackRequestHeader
+
         instance = self.instance_or_fail()
         max_times = self.config.concurrent_max_reconsume_times()
         topic = self.config.with_namespace(message.topic)

@@ -15,26 +15,21 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Iterable
 
-from rocketmq_py.client.consumer.allocate import AllocateMessageQueueStrategy
-from rocketmq_py.client.consumer.brokers import (
-    any_broker_of_topic,
-    find_broker_in_subscribe,
-    master_for_queue,
-    subscribe_queues,
-)
-from rocketmq_py.client.consumer.config import ConsumerConfig, parse_consume_timestamp
-from rocketmq_py.client.consumer.offset_store import NO_OFFSET, OffsetStore, ReadOffsetType
+from rocketmq_py.client.consumer.offset_store import NO_OFFSET, ReadOffsetType
 from rocketmq_py.client.consumer.process_queue import ProcessQueue, now_ms
-from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener, notify
-from rocketmq_py.common.filter import SubscriptionData
+from rocketmq_py.client.consumer.rebalance_listener import notify
 from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, ConsumeType, MessageModel
-from rocketmq_py.common.message_queue import MessageQueue
-from rocketmq_py.common.route import MASTER_ID
 from rocketmq_py.common.topic import RETRY_GROUP_TOPIC_PREFIX
 from rocketmq_py.errors import ClientError, RocketMQError
 
 if TYPE_CHECKING:
+    from rocketmq_py.client.consumer.allocate import AllocateMessageQueueStrategy
+    from rocketmq_py.client.consumer.config import ConsumerConfig
+    from rocketmq_py.client.consumer.offset_store import OffsetStore
+    from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
     from rocketmq_py.client.instance import MQClientInstance
+    from rocketmq_py.common.filter import SubscriptionData
+    from rocketmq_py.common.message_queue import MessageQueue
 
 _log = logging.getLogger(__name__)
 
@@ -84,6 +79,9 @@ class RebalanceImpl(abc.ABC):
 
     async def allocated_queues(self, topic: str) -> set[MessageQueue] | None:
         """The queues of ``topic`` this consumer should hold now, or None when that cannot be known yet."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import subscribe_queues
+
         mq_set = self.topic_subscribe_info.get(topic)
         if mq_set is None:
             # Not known yet (a retry topic appears with the group's first heartbeat): ask once now rather
@@ -129,6 +127,9 @@ class RebalanceImpl(abc.ABC):
         return {queue for queue in self.process_queue_table if queue.topic == topic}
 
     async def find_consumer_ids(self, topic: str) -> list[str] | None:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import any_broker_of_topic
+
         addr = any_broker_of_topic(self.instance, topic)
         if addr is None:
             await self.instance.update_topic_route(topic)
@@ -217,6 +218,10 @@ class RebalanceImpl(abc.ABC):
     async def compute_pull_from_where(self, queue: MessageQueue,
                                       kind: ReadOffsetType = ReadOffsetType.READ_FROM_STORE) -> int:
         """The offset to start pulling ``queue`` at: the committed one, else as ``consume_from_where`` says."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import master_for_queue
+        from rocketmq_py.client.consumer.config import parse_consume_timestamp
+
         last = await self.offset_store.read_offset(queue, kind)
         if last >= 0:
             return last
@@ -246,6 +251,10 @@ class RebalanceImpl(abc.ABC):
         return result
 
     def _master(self, broker_name: str) -> str | None:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import find_broker_in_subscribe
+        from rocketmq_py.common.route import MASTER_ID
+
         found = find_broker_in_subscribe(self.instance, broker_name, MASTER_ID, True)
         return found.addr if found is not None else None
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import abc
 import inspect
 import logging
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from rocketmq_py.common.message_queue import MessageQueue
+if TYPE_CHECKING:
+    from rocketmq_py.common.message_queue import MessageQueue
 
 _log = logging.getLogger(__name__)
 

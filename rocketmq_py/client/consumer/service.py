@@ -17,29 +17,22 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Iterable
 
-from rocketmq_py.client.consumer.admin import register_consumer_processors
-from rocketmq_py.client.consumer.brokers import subscribe_queues
-from rocketmq_py.client.consumer.config import ConsumerConfig
-from rocketmq_py.client.consumer.offset_store import (
-    LocalFileOffsetStore,
-    OffsetStore,
-    ReadOffsetType,
-    RemoteBrokerOffsetStore,
-)
-from rocketmq_py.client.consumer.process_queue import ProcessQueue
+from rocketmq_py.client.consumer.offset_store import LocalFileOffsetStore, ReadOffsetType, RemoteBrokerOffsetStore
 from rocketmq_py.client.consumer.stats import ConsumerStats
 from rocketmq_py.client.producer.core import ServiceState
-from rocketmq_py.common import consumer_body
 from rocketmq_py.common.codes import RequestCode
-from rocketmq_py.common.consumer_body import ConsumerRunningInfo, ProcessQueueInfo
-from rocketmq_py.common.filter import SubscriptionData
 from rocketmq_py.common.heartbeat_consumer import ConsumeType, ConsumerData, MessageModel
-from rocketmq_py.common.message_queue import MessageQueue
-from rocketmq_py.common.route import TopicRouteData
 from rocketmq_py.errors import ClientError, ClientStateError, RocketMQError
 
 if TYPE_CHECKING:
+    from rocketmq_py.client.consumer.config import ConsumerConfig
+    from rocketmq_py.client.consumer.offset_store import OffsetStore
+    from rocketmq_py.client.consumer.process_queue import ProcessQueue
     from rocketmq_py.client.instance import MQClientInstance
+    from rocketmq_py.common.consumer_body import ConsumerRunningInfo
+    from rocketmq_py.common.filter import SubscriptionData
+    from rocketmq_py.common.message_queue import MessageQueue
+    from rocketmq_py.common.route import TopicRouteData
 
 __all__ = ["ConsumerMember", "ServiceState", "REBALANCE_INTERVAL_S"]
 
@@ -128,6 +121,9 @@ class ConsumerMember:
     # --- registration -----------------------------------------------------------------------------
 
     def _register(self, instance: "MQClientInstance") -> None:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.admin import register_consumer_processors
+
         if not instance.register_consumer(self.group, self):
             self.state = ServiceState.CREATE_JUST
             raise ClientError(
@@ -281,6 +277,10 @@ class ConsumerMember:
 
     async def consumer_running_info(self) -> ConsumerRunningInfo:
         """GET_CONSUMER_RUNNING_INFO's answer: settings, subscriptions, queues and statistics."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.common import consumer_body
+        from rocketmq_py.common.consumer_body import ConsumerRunningInfo, ProcessQueueInfo
+
         info = ConsumerRunningInfo()
         info.properties.update(self.running_info_properties())
         info.properties[consumer_body.PROP_CONSUMER_START_TIMESTAMP] = str(self.start_timestamp)
@@ -318,4 +318,7 @@ class ConsumerMember:
     @staticmethod
     def subscribe_queues(topic: str, route: TopicRouteData) -> set[MessageQueue]:
         """The readable queues of ``topic`` in ``route``."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.brokers import subscribe_queues
+
         return subscribe_queues(topic, route)

@@ -2,13 +2,13 @@
 rates over the last minute, failures over the last hour)."""
 from __future__ import annotations
 
-from typing import Any
-
 import collections
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from rocketmq_py.common.consumer_body import ConsumeStatus
+if TYPE_CHECKING:
+    from rocketmq_py.common.consumer_body import ConsumeStatus
 
 WINDOW_S = 60.0
 HOUR_S = 3600.0
@@ -83,6 +83,9 @@ class ConsumerStats:
             stats.consume_failed_hour.add(failed, now)
 
     def status(self, topic: str) -> ConsumeStatus:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.common.consumer_body import ConsumeStatus
+
         now = time.monotonic()
         stats = self._topic(topic)
         pulls, pull_rt = stats.pull_rt.summary(now)

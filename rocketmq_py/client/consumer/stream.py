@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from typing import Any, AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence
 
 from rocketmq_py.client.consumer.listener import ConsumeConcurrentlyStatus
-from rocketmq_py.common.message import MessageExt
+
+if TYPE_CHECKING:
+    from rocketmq_py.common.message import MessageExt
 
 _CONSUMED = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 _AGAIN = ConsumeConcurrentlyStatus.RECONSUME_LATER

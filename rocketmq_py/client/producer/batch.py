@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rocketmq_py import codec
 from rocketmq_py.common.message import Message, MessageConst
 
 
@@ -18,6 +17,9 @@ class BatchMessage(Message):
     __slots__ = ("messages",)
 
     def __init__(self, messages: Sequence[Message]) -> None:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py import codec
+
         first = messages[0]
         super().__init__(first.topic, b"", wait_store_msg_ok=first.wait_store_msg_ok)
         self.messages = list(messages)

@@ -11,15 +11,17 @@ import asyncio
 import concurrent.futures
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Coroutine, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Sequence, TypeVar
 
-from rocketmq_py.client.config import ProducerConfig
 from rocketmq_py.client.producer.core import AsyncProducer
 from rocketmq_py.client.producer.result import SendResult
-from rocketmq_py.client.producer.selector import SelectorLike
-from rocketmq_py.common.message import Message, MessageExt
-from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.remoting.blocking import BackgroundLoop
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.config import ProducerConfig
+    from rocketmq_py.client.producer.selector import SelectorLike
+    from rocketmq_py.common.message import Message, MessageExt
+    from rocketmq_py.common.message_queue import MessageQueue
 
 _T = TypeVar("_T")
 _Self = TypeVar("_Self", bound="Producer")

@@ -13,25 +13,19 @@ import dataclasses
 import enum
 import logging
 import time
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
 
-from rocketmq_py import codec
 from rocketmq_py.client.config import ProducerConfig
 from rocketmq_py.client.failure_log import FailureLog
-from rocketmq_py.client.instance import MQClientInstance, get_instance, resolve_instance_name
-from rocketmq_py.client.net import ip_bytes, local_address
 from rocketmq_py.client.producer.batch import BatchMessage
 from rocketmq_py.client.producer.fault import FaultStrategy
 from rocketmq_py.client.producer.publish_info import TopicPublishInfo, publish_info_from_route
-from rocketmq_py.client.reply import new_correlation_id
 from rocketmq_py.client.producer.result import SendResult, SendStatus
-from rocketmq_py.client.producer.selector import SelectorLike, as_selector_function
+from rocketmq_py.client.producer.selector import as_selector_function
 from rocketmq_py.common import sysflag, validators
 from rocketmq_py.common.codes import RequestCode
-from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
-from rocketmq_py.common.message import Message, MessageConst, MessageExt
+from rocketmq_py.common.message import Message, MessageConst
 from rocketmq_py.common.message_queue import MessageQueue
-from rocketmq_py.common.route import TopicRouteData
 from rocketmq_py.common.topic import REPLY_MESSAGE_FLAG, RETRY_GROUP_TOPIC_PREFIX
 from rocketmq_py.errors import (
     BrokerNotFoundError,
@@ -48,6 +42,12 @@ from rocketmq_py.errors import (
     SendFailedError,
     SendTimeoutError,
 )
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.instance import MQClientInstance
+    from rocketmq_py.client.producer.selector import SelectorLike
+    from rocketmq_py.common.message import MessageExt
+    from rocketmq_py.common.route import TopicRouteData
 
 _log = logging.getLogger(__name__)
 _Self = TypeVar("_Self", bound="AsyncProducer")
@@ -97,6 +97,9 @@ class AsyncProducer:
 
     def __init__(self, producer_group: str | None = None, *, config: ProducerConfig | None = None,
                  **options: Any) -> None:
+        # lazy: the codec (and JSON with it) loads when a producer is made, not when the class is imported
+        from rocketmq_py import codec
+
         self.config = make_config(producer_group, config, options)
         self.state = ServiceState.CREATE_JUST
         self.instance: MQClientInstance | None = None
@@ -128,6 +131,11 @@ class AsyncProducer:
         validators.check_producer_group(self.config.producer_group)
         self.config.validate()
         self._compression = self.config.compression_code()
+        # lazy: the client instance, its RPCs and the remoting client load when the first client starts
+        from rocketmq_py import codec
+        from rocketmq_py.client.instance import get_instance, resolve_instance_name
+        from rocketmq_py.client.net import ip_bytes, local_address
+
         resolve_instance_name(self.config)
         self._ids = codec.UniqueIdGenerator(ip_bytes(self.config.client_ip or local_address()))
         instance = get_instance(self.config)
@@ -335,6 +343,8 @@ class AsyncProducer:
         instance = self._running_instance()
         timeout = self.config.send_msg_timeout if timeout_ms is None else timeout_ms
         validators.check_message(message, self.config.max_message_size)
+        from rocketmq_py.client.reply import new_correlation_id  # lazy: most producers never send requests
+
         correlation_id = new_correlation_id()
         message.properties[MessageConst.CORRELATION_ID] = correlation_id
         message.properties[MessageConst.MESSAGE_REPLY_TO_CLIENT] = instance.client_id
@@ -519,6 +529,10 @@ class AsyncProducer:
 
     async def _send_kernel(self, message: Message, queue: MessageQueue, mode: CommunicationMode,
                            timeout_ms: float) -> SendResult | None:
+        # lazy: loaded with the first send, not at import (a repeated import is a lookup in sys.modules)
+        from rocketmq_py import codec
+        from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
+
         started = _now_ms()
         instance = self._running_instance()
         addr = await self._broker_address(queue)

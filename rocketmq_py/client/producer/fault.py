@@ -7,14 +7,15 @@ that skips the broker that failed last.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import random
 import time
 from dataclasses import dataclass
 
-from rocketmq_py.client.producer.publish_info import TopicPublishInfo
 from rocketmq_py.common.message_queue import MessageQueue
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.producer.publish_info import TopicPublishInfo
 
 ISOLATION_LATENCY_MS = 30_000
 
@@ -62,6 +63,8 @@ class LatencyFaultTolerance:
         if not self.items:
             return None
         now = _now_ms()
+        import random  # lazy: see rocketmq_py/_lazy.py
+
         ranked = list(self.items.values())
         random.shuffle(ranked)
         ranked.sort(key=lambda item: item.sort_key(now))

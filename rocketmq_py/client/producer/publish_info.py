@@ -1,11 +1,13 @@
 """Where a topic can be written (Java's TopicPublishInfo and MQClientInstance.topicRouteData2TopicPublishInfo)."""
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rocketmq_py.common.message_queue import MessageQueue
-from rocketmq_py.common.route import MASTER_ID, PermName, TopicRouteData
+
+if TYPE_CHECKING:
+    from rocketmq_py.common.route import TopicRouteData
 
 
 class QueueIndex:
@@ -14,6 +16,8 @@ class QueueIndex:
     __slots__ = ("value",)
 
     def __init__(self) -> None:
+        import random  # lazy: see rocketmq_py/_lazy.py
+
         self.value = random.randrange(0, 1 << 31)
 
     def next(self) -> int:
@@ -54,6 +58,9 @@ class TopicPublishInfo:
 
 
 def publish_info_from_route(topic: str, route: TopicRouteData) -> TopicPublishInfo:
+    # lazy: see rocketmq_py/_lazy.py
+    from rocketmq_py.common.route import MASTER_ID, PermName
+
     info = TopicPublishInfo(route=route)
     if route.order_topic_conf:
         for item in route.order_topic_conf.split(";"):

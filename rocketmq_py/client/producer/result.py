@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rocketmq_py.common.codes import ResponseCode
-from rocketmq_py.common.message_queue import MessageQueue
+
+if TYPE_CHECKING:
+    from rocketmq_py.common.message_queue import MessageQueue
 
 
 class SendStatus(enum.Enum):

@@ -1,10 +1,8 @@
 """Queue selectors for ordered sends (Java's MessageQueueSelector, SelectMessageQueueByHash and ByRandom)."""
 from __future__ import annotations
 
-import random
 from typing import Any, Callable, Protocol, Sequence, Union, cast
 
-from rocketmq_py import codec
 from rocketmq_py.common.message import Message
 from rocketmq_py.common.message_queue import MessageQueue
 
@@ -22,6 +20,9 @@ SelectorLike = Union[MessageQueueSelector, Callable[[Sequence[MessageQueue], Mes
 
 
 def _java_hash(arg: Any) -> int:
+    # lazy: see rocketmq_py/_lazy.py
+    from rocketmq_py import codec
+
     if isinstance(arg, str):
         return codec.java_string_hash(arg)
     if isinstance(arg, bool):
@@ -49,6 +50,8 @@ class SelectMessageQueueByRandom:
 
     def select(self, queues: Sequence[MessageQueue], message: Message, arg: Any) -> MessageQueue:
         """A random queue."""
+        import random  # lazy: see rocketmq_py/_lazy.py
+
         return random.choice(list(queues))
 
 

@@ -13,17 +13,19 @@ import asyncio
 import inspect
 import logging
 from concurrent.futures import Executor
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from rocketmq_py import codec
-from rocketmq_py.client.config import ProducerConfig
 from rocketmq_py.client.producer.blocking import Producer, callback_executor
 from rocketmq_py.client.producer.core import UNIQ_KEY, AsyncProducer
 from rocketmq_py.client.producer.result import LocalTransactionState, SendStatus, TransactionSendResult
 from rocketmq_py.common import sysflag, validators
-from rocketmq_py.common.headers.transaction import CheckTransactionStateRequestHeader, EndTransactionRequestHeader
-from rocketmq_py.common.message import Message, MessageConst, MessageExt
+from rocketmq_py.common.message import MessageConst
 from rocketmq_py.errors import BrokerNotFoundError, InvalidArgumentError
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.config import ProducerConfig
+    from rocketmq_py.common.headers.transaction import CheckTransactionStateRequestHeader
+    from rocketmq_py.common.message import Message, MessageExt
 
 _log = logging.getLogger(__name__)
 
@@ -110,6 +112,10 @@ class AsyncTransactionProducer(AsyncProducer):
     async def end_transaction(self, result: Any, state: LocalTransactionState,
                               local_error: BaseException | None = None) -> None:
         """Tell the broker the outcome of a half message (commit, rollback or unknown)."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py import codec
+        from rocketmq_py.common.headers.transaction import EndTransactionRequestHeader
+
         instance = self._running_instance()
         _, _, commit_log_offset = codec.decode_offset_msg_id(result.offset_msg_id or result.msg_id)
         broker_name = result.message_queue.broker_name
@@ -138,6 +144,9 @@ class AsyncTransactionProducer(AsyncProducer):
 
     async def _answer_check(self, broker_addr: str, message: MessageExt,
                             header: CheckTransactionStateRequestHeader) -> None:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.common.headers.transaction import EndTransactionRequestHeader
+
         remark = None
         if self.listener is None:
             _log.warning("a transaction check for %s came, but the producer has no listener", message.msg_id)
