@@ -6,7 +6,8 @@ rules keep it so:
 
 1. A package that re-exports names (``rocketmq_py``, ``rocketmq_py.client.producer``,
    ``rocketmq_py.client.consumer``, ``rocketmq_py.remoting``) resolves each one on first access, with
-   :func:`lazy_exports` (PEP 562 module ``__getattr__``). The package also imports the names under ``TYPE_CHECKING``, so type checkers and IDEs see them as if imported eagerly.
+   :func:`lazy_exports` (PEP 562 module ``__getattr__``). The package also imports the names under
+   ``TYPE_CHECKING``, so type checkers and IDEs see them as if imported eagerly.
 2. A client module imports a module it needs only in some calls (the client instance and its RPCs,
    the request headers, the codec and JSON, TLS files, hashing) inside the function that needs it,
    marked ``# lazy:`` (with the reason when it is particular to that place). A repeated import is a
