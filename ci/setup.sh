@@ -3,6 +3,7 @@
 #   - a virtualenv in .venv with the package (Cython extensions built) and its test tools;
 #   - a JDK and Maven (from apt-get when missing);
 #   - the Java compatibility harness, built by Maven from Maven Central artifacts;
+#   - the independent clients of compat-tests (ci/clients/*.sh): the Go client from the Go module proxy;
 #   - a Docker engine, debootstrap and docker-compose (from apt-get when missing) for the Docker tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,7 @@ log "installing rocketmq-py (building the Cython extensions) with its test, spar
 
 log "building the Java compatibility harness (Maven Central artifacts)"
 mvn -B -q -f compat-tests/java/pom.xml -DskipTests package
+bash ci/clients/go.sh
 source ci/docker.sh
 docker_install || { log "the Docker tests need docker.io, debootstrap and docker-compose"; exit 1; }
 log "ready"
