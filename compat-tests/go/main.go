@@ -365,7 +365,11 @@ func pull(args []string) {
 }
 
 func main() {
-	rlog.SetLogLevel("warn")
+	level := os.Getenv("GOCOMPAT_LOG_LEVEL") // the client's log on stderr: debug, info, warn (default) or error
+	if level == "" {
+		level = "warn"
+	}
+	rlog.SetLogLevel(level)
 	if len(os.Args) < 2 {
 		fail("usage: gocompat send|push|pull [flags]")
 	}
