@@ -19,4 +19,4 @@ if ! command -v go >/dev/null 2>&1; then
   fi
 fi
 log "building the Go client driver with $(go version)"
-GOFLAGS=-mod=readonly go build -o bin/gocompat .
+go build -mod=readonly -buildvcs=false -o bin/gocompat .
