@@ -157,6 +157,10 @@ func send(args []string) {
 			}
 			sent(i, m.GetProperty(primitive.PropertyUniqueClientMessageIdKeyIndex), "", nil, 0)
 		}
+		// v2.1.2 does not flag these frames oneway, so the broker answers them; closing the connection
+		// with answers unread makes the kernel reset it and drop the frames it has not sent yet (the last
+		// ones). A producer that stays up a moment loses nothing: its reader takes the answers.
+		time.Sleep(500 * time.Millisecond)
 	case "batch":
 		size := *batchSize
 		if size <= 0 {
