@@ -2,14 +2,21 @@
 Java broker and against ours, with the same assertions for both: sync, async, oneway and batch sends (a
 compressed body among them), push and pull consumers, tag and SQL92 subscriptions, retry through the
 group's retry topic, and orderly consumption with a suspended queue. What the Java broker does is the
-reference; every case runs there first."""
+reference; every case runs there first. Two more cases cross our broker's clients with the Go client: what
+the Go producer sends our Python consumer reads, and the other way round."""
 from __future__ import annotations
 
+import threading
+import time
 from collections import defaultdict
 
 import pytest
 from harness import mqadmin, unique_name
 from harness.go_client import consumed, run_go
+
+from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
+from rocketmq_py.client.producer import Producer
+from rocketmq_py.common.message import Message, MessageExt
 
 MODES = ("sync", "async", "oneway", "batch")
 PER_MODE = 6
@@ -171,3 +178,60 @@ def test_orderly_consumer_keeps_the_order_of_each_sharding_key(cluster):
         f"shard-{s}": [(f"order-{i}", result) for i in range(s, count, shards) for result in ("retry", "ok")]
         for s in range(shards)
     }
+
+
+def test_go_producer_to_our_python_push_consumer(py_namesrv, py_broker):
+    topic = _topic((py_namesrv.addr, py_broker), "GoToPy")
+    sent = run_go("send", namesrv=py_namesrv.addr, topic=topic, mode="batch", count=4, body="batch-{i}", tag="TagG",
+                  keys="key-{i}", prop=[f"unicode={UNICODE}"])
+    sent += run_go("send", namesrv=py_namesrv.addr, topic=topic, mode="sync", count=2, body="big-{i}-", pad=BIG,
+                   tag="TagG", keys="key-{i}", prop=[f"unicode={UNICODE}"])
+    received: dict[bytes, MessageExt] = {}
+    lock = threading.Lock()
+
+    def listener(messages, context):
+        with lock:
+            for message in messages:
+                assert message.body not in received, "each message once"
+                received[message.body] = message
+        return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    consumer = PushConsumer(unique_name("PyFromGo"), namesrv_addr=py_namesrv.addr,
+                            consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    consumer.subscribe(topic, "TagG")
+    consumer.register_message_listener(listener)
+    with consumer:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(received) < len(sent):
+            time.sleep(0.1)
+    assert sorted(received) == sorted(line["body"].encode() for line in sent)
+    for line in sent:
+        message = received[line["body"].encode()]
+        index = line["index"]
+        assert message.offset_msg_id == line["offsetMsgId"] and message.msg_id == (line["msgId"] or line["offsetMsgId"])
+        assert (message.queue_id, message.queue_offset) == (line["queueId"], line["queueOffset"])
+        assert message.tags == "TagG" and message.keys == f"key-{index}"
+        assert message.properties["unicode"] == UNICODE.format(i=index)
+
+
+def test_our_python_producer_to_the_go_push_consumer(py_namesrv, py_broker):
+    topic = _topic((py_namesrv.addr, py_broker), "PyToGo")
+    bodies = [f"py-{i}".encode() for i in range(4)] + [b"big-" + _padding(BIG).encode()]
+    with Producer(unique_name("PyToGoProducer"), namesrv_addr=py_namesrv.addr) as producer:
+        results = [producer.send(Message(topic, body, tags="TagP", keys=f"key-{i}",
+                                         properties={"unicode": UNICODE.format(i=i)}))
+                   for i, body in enumerate(bodies)]
+        batch = [Message(topic, f"batch-{i}".encode(), tags="TagP", keys=f"key-{i}") for i in range(3)]
+        batch_result = producer.send(batch)
+    messages, done = consumed(run_go("push", namesrv=py_namesrv.addr, topic=topic, group=unique_name("GoFromPy"),
+                                     expr="TagP", expect=len(bodies) + len(batch), linger=2, timeout=60))
+    assert done["count"] == len(bodies) + len(batch) and not done["timedOut"]
+    by_body = {m["body"]: m for m in messages}
+    assert sorted(by_body) == sorted([b.decode() for b in bodies] + [f"batch-{i}" for i in range(3)])
+    for i, (body, result) in enumerate(zip(bodies, results)):
+        message = by_body[body.decode()]
+        assert message["msgId"] == result.msg_id and message["offsetMsgId"] == result.offset_msg_id
+        assert message["tags"] == "TagP" and message["keys"] == f"key-{i}"
+        assert message["properties"]["unicode"] == UNICODE.format(i=i)
+    batch_ids = set(batch_result.msg_id.split(","))
+    assert {by_body[f"batch-{i}"]["msgId"] for i in range(3)} == batch_ids
