@@ -38,6 +38,7 @@ log "installing rocketmq-py (building the Cython extensions) with its test, spar
 
 log "building the Java compatibility harness (Maven Central artifacts)"
 mvn -B -q -f compat-tests/java/pom.xml -DskipTests package
+bash ci/clients/go.sh
 bash ci/clients/node.sh
 bash ci/clients/cpp.sh
 source ci/docker.sh

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from rocketmq_py.errors import RemotingSendRequestError
 from rocketmq_py.remoting import Lane, RemotingClient, RemotingServer, RequestContext, create_request
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode, create_response
 from rocketmq_py.remoting.lanes import OVERLOAD_REMARK
@@ -15,10 +16,16 @@ from rocketmq_py.remoting.lanes import OVERLOAD_REMARK
 from conftest_remoting import ECHO, ServerState, build_processors
 
 LANED = 300  # waits at the gate like GATED, but in the lane
+LANED_RECORDED = 301  # recorded in state.recorded, in the same lane
 
 
 async def serve(state: ServerState, lane: Lane):
     table = build_processors(state)
+
+    async def on_laned_recorded(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        state.recorded.append(request)
+        state.recorded_event.set()
+        return create_response(request, 0, request.remark)
 
     async def on_laned(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         state.gated_running += 1
@@ -30,6 +37,7 @@ async def serve(state: ServerState, lane: Lane):
         return create_response(request, 0, request.remark)
 
     table.register(LANED, on_laned, lane=lane)
+    table.register(LANED_RECORDED, on_laned_recorded, lane=lane)
     server = RemotingServer(processors=table)
     await server.start()
     return server
@@ -144,6 +152,32 @@ async def test_a_lane_serves_in_arrival_order_and_shutdown_drains_it(client):
     finally:
         await server.shutdown()
     assert lane.size == 0
+
+
+async def test_requests_queued_before_their_connection_closed_are_still_served():
+    """Java's broker runs every request it has read, connected sender or not: a oneway send that a producer
+    writes just before it closes its connection (the Go client does, at shutdown) is a message to store."""
+    state = ServerState()
+    lane = Lane("bulk", capacity=100, workers=1)
+    server = await serve(state, lane)
+    sender = RemotingClient()
+    try:
+        blocked = asyncio.ensure_future(sender.invoke(server.address, create_request(LANED), 60_000))
+        await wait_until(lambda: state.gated_running == 1)
+        for i in range(5):
+            await sender.invoke_oneway(server.address, create_request(LANED_RECORDED, remark=str(i)), 60_000)
+        await wait_until(lambda: lane.size == 5)
+        await sender.shutdown()
+        with pytest.raises(RemotingSendRequestError):
+            await blocked  # its answer has nowhere to go
+        await wait_until(lambda: not server.connections)
+        state.gate.set()
+        await wait_until(lambda: len(state.recorded) == 5)
+        assert [r.remark for r in state.recorded] == [str(i) for i in range(5)]
+    finally:
+        state.gate.set()
+        await sender.shutdown()
+        await server.shutdown()
 
 
 async def test_lane_settings_are_checked():

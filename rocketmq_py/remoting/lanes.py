@@ -178,9 +178,9 @@ class Lane:
             if not queue:
                 self._baton = None
                 continue
+            # A request whose sender has closed its connection is served all the same, as Java's executors
+            # do: a oneway send written just before the producer disconnects is a message to store.
             connection, request, enqueued = queue.popleft()
-            if not connection.is_open:
-                continue
             if self._expired(connection, request, enqueued):
                 served += 1
                 if served >= self._burst:
