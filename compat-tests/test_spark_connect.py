@@ -9,7 +9,7 @@ import os
 
 import pytest
 from harness import mqadmin, unique_name
-from harness.spark import ConnectServer, pyspark_or_skip
+from harness.spark import CONNECT_MODE_ENV, ConnectServer, pyspark_or_skip
 
 pyspark_or_skip()
 
@@ -23,11 +23,12 @@ QUEUES = 4
 def connect(tmp_path_factory):
     server = ConnectServer(tmp_path_factory.mktemp("spark-connect")).start()
     try:
-        spark = server.session()
-        yield spark
-        spark.stop()
+        with server.session() as spark:
+            yield spark
     finally:
         server.stop()
+    # The Spark modules after this one start classic sessions in this process.
+    assert not any(name in os.environ for name in CONNECT_MODE_ENV), "the process was left in Spark Connect mode"
 
 
 @pytest.fixture(params=["java", "ours"])

@@ -7,6 +7,7 @@ as where Spark is used. A test module keeps one cluster (it is heavy on two core
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -26,6 +27,8 @@ WORKER_CORES = 2
 WORKER_MEMORY = "1g"
 EXECUTOR_MEMORY = "512m"
 DAEMON_MEMORY = "256m"
+#: What PySpark sets in os.environ to put the process in Spark Connect mode (pyspark.sql.session).
+CONNECT_MODE_ENV = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_LOCAL_REMOTE")
 
 
 def spark_home() -> Path:
@@ -233,15 +236,29 @@ class ConnectServer:
         raise RuntimeError(f"the Spark Connect server did not listen within {timeout_s:.0f} s: "
                            f"{StandaloneCluster.log_tail(self.log)}")
 
+    @contextlib.contextmanager
     def session(self):
-        """A remote SparkSession of this server with the sources registered."""
+        """A remote SparkSession of this server with the sources registered, stopped on exit.
+
+        Creating a Connect session makes PySpark set ``SPARK_CONNECT_MODE_ENABLED`` in ``os.environ``, and
+        ``stop()`` leaves it there: every later ``SparkSession.builder.master(...)`` of the process would then
+        take the Connect path and fail (CONNECT_URL_NOT_SET). The variables are put back as they were."""
         from pyspark.sql import SparkSession
 
         from rocketmq_py.spark import register
 
+        saved = {name: os.environ.get(name) for name in CONNECT_MODE_ENV}
         session = SparkSession.builder.remote(self.url).getOrCreate()
-        register(session)
-        return session
+        try:
+            register(session)
+            yield session
+        finally:
+            session.stop()
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
