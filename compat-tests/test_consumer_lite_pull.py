@@ -7,7 +7,7 @@ import asyncio
 import time
 
 import pytest
-from harness import mqadmin, run_peer, unique_name
+from harness import mqadmin, progress_lags, run_peer, unique_name
 
 from rocketmq_py.client.consumer import AsyncLitePullConsumer, LitePullConsumer
 from rocketmq_py.common.message_queue import MessageQueue
@@ -79,12 +79,6 @@ def test_seek_to_begin_and_end_and_offset_for_timestamp(java_namesrv, produced):
             consumer.seek(queue, size + 5)
 
 
-def _diffs(progress: str, topic: str) -> list[int]:
-    """Broker offset minus consumer offset per queue of ``topic`` in mqadmin consumerProgress's table
-    (#Topic #Broker Name #QID #Broker Offset #Consumer Offset ...)."""
-    rows = [line.split() for line in progress.splitlines() if line.startswith(topic)]
-    return [int(fields[3]) - int(fields[4]) for fields in sorted(rows, key=lambda f: int(f[2]))]
-
 
 def test_pause_holds_a_queue_back_and_commit_reaches_the_broker(java_namesrv, produced):
     topic, by_position, _, _ = produced
@@ -114,7 +108,7 @@ def test_pause_holds_a_queue_back_and_commit_reaches_the_broker(java_namesrv, pr
     assert {m.queue_id for m in second} == {0} and len(second) == per_queue[0]
     assert committed == per_queue
     progress = mqadmin("consumerProgress", "-g", group, namesrv=java_namesrv.addr)
-    assert _diffs(progress, topic) == [0, 0, 0, 0], progress
+    assert progress_lags(progress, topic) == [0, 0, 0, 0], progress
 
 
 def test_asyncio_twin_polls_the_same_messages(java_namesrv, produced):

@@ -8,7 +8,7 @@ import base64
 import threading
 import time
 
-from harness import mqadmin, run_peer, unique_name
+from harness import consumer_lags, mqadmin, run_peer, unique_name
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
 from rocketmq_py.client.consumer.offset_store import offset_file_text, read_offset_file, write_offset_file
@@ -16,11 +16,6 @@ from rocketmq_py.common.message_queue import MessageQueue
 
 BATCH = 20
 
-
-def _diffs(progress: str, topic: str) -> list[int]:
-    """Broker offset minus consumer offset per queue of ``topic`` in consumerProgress's table."""
-    rows = [line.split() for line in progress.splitlines() if line.startswith(topic)]
-    return [int(fields[3]) - int(fields[4]) for fields in sorted(rows, key=lambda f: int(f[2]))]
 
 
 def _python_consume(namesrv: str, group: str, topic: str, expected: int, settle_s: float = 1.5) -> list[str]:
@@ -52,7 +47,7 @@ def test_offsets_pass_between_python_and_java_consumers(java_namesrv, java_broke
     run_peer("produce", namesrv=namesrv, topic=topic, count=BATCH, body="first-{i}")
     first = _python_consume(namesrv, group, topic, BATCH)
     assert sorted(first) == sorted(f"first-{i}" for i in range(BATCH))
-    assert _diffs(mqadmin("consumerProgress", "-g", group, namesrv=namesrv), topic) == [0, 0, 0, 0]
+    assert consumer_lags(group, topic, namesrv) == [0, 0, 0, 0]
 
     run_peer("produce", namesrv=namesrv, topic=topic, count=BATCH, body="second-{i}")
     lines = run_peer("consume", namesrv=namesrv, topic=topic, group=group, count=BATCH + 1, timeout_ms=12000,
@@ -63,7 +58,7 @@ def test_offsets_pass_between_python_and_java_consumers(java_namesrv, java_broke
     run_peer("produce", namesrv=namesrv, topic=topic, count=BATCH, body="third-{i}")
     third = _python_consume(namesrv, group, topic, BATCH)
     assert sorted(third) == sorted(f"third-{i}" for i in range(BATCH)), "Python starts where Java stopped"
-    assert _diffs(mqadmin("consumerProgress", "-g", group, namesrv=namesrv), topic) == [0, 0, 0, 0]
+    assert consumer_lags(group, topic, namesrv) == [0, 0, 0, 0]
 
 
 def test_local_offset_file_layout_is_javas_both_ways(tmp_path):

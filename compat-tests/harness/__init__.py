@@ -13,10 +13,11 @@ compat-tests/conftest.py turns these into pytest fixtures.
 from .backend import backend_name, server_classes
 from .build import HarnessUnavailable, JavaBuild, ensure_built
 from .names import unique_name
-from .peers import CodecError, CodecService, PeerError, mqadmin, run_peer
+from .peers import CodecError, CodecService, PeerError, consumer_lags, mqadmin, progress_lags, run_peer
 from .processes import JavaBroker, JavaNameServer, StartupError
 
 __all__ = [
     "CodecError", "CodecService", "HarnessUnavailable", "JavaBroker", "JavaBuild", "JavaNameServer", "PeerError",
-    "StartupError", "backend_name", "ensure_built", "mqadmin", "run_peer", "server_classes", "unique_name",
+    "StartupError", "backend_name", "consumer_lags", "ensure_built", "mqadmin", "progress_lags", "run_peer",
+    "server_classes", "unique_name",
 ]

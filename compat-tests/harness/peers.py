@@ -161,6 +161,18 @@ def mqadmin(*args: str, namesrv: str | None = None, timeout: float = 120, check:
     return proc.stdout
 
 
+def progress_lags(progress: str, topic: str) -> list[int]:
+    """Broker offset minus consumer offset per queue of ``topic``, by queue id, in the table that
+    ``mqadmin consumerProgress -g <group>`` prints (#Topic #Broker Name #QID #Broker Offset #Consumer Offset ...)."""
+    rows = [line.split() for line in progress.splitlines() if line.startswith(topic + " ")]
+    return [int(fields[3]) - int(fields[4]) for fields in sorted(rows, key=lambda f: int(f[2]))]
+
+
+def consumer_lags(group: str, topic: str, namesrv: str) -> list[int]:
+    """:func:`progress_lags` of the group's committed offsets as the brokers report them now."""
+    return progress_lags(mqadmin("consumerProgress", "-g", group, namesrv=namesrv), topic)
+
+
 class CodecError(RuntimeError):
     pass
 
