@@ -2,7 +2,8 @@
 pyspark install (``start-connect-server.sh``, local[2]) runs the source's partitions; this process is only a
 Connect client (``sc://``), which registers the source classes and sends them to the server pickled.
 
-A batch write and a read back, row for row, against the official Java broker and against ours."""
+A batch write and a read back, row for row, and an ``availableNow`` stream into a parquet sink, against the
+official Java broker and against ours."""
 from __future__ import annotations
 
 import os
