@@ -4,25 +4,21 @@ subprocess and prints one JSON line per message sent or delivered.
 
 The client writes its logs under ``$HOME/logs/rocketmq-cpp``; each call gives it ``home`` as HOME, so they
 stay in the test's temporary directory. A process that fails (a crash in C++ too) or prints an
-``{"error": ...}`` line raises :class:`CppClientError` with its stderr."""
+``{"error": ...}`` line raises :class:`~harness.peers.PeerError` with its stderr."""
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .build import unavailable
+from .peers import run_json_lines
 
 CPP_DIR = Path(__file__).resolve().parent.parent / "cpp"
 CLIENT_PY = CPP_DIR / "client.py"
 VENV_PYTHON = CPP_DIR / ".venv" / "bin" / "python"
-
-
-class CppClientError(RuntimeError):
-    pass
 
 
 @dataclass
@@ -53,22 +49,8 @@ def _run(args: list[str], home: Path, stdin: str | None, timeout: float) -> list
     home.mkdir(parents=True, exist_ok=True)
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}
     env["HOME"] = str(home)
-    cmd = [str(cpp_python()), str(CLIENT_PY), *args]
-    try:
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout, env=env,
-                              cwd=home, stdin=None if stdin is not None else subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as e:
-        raise CppClientError(f"client.py {args[0]} timed out after {timeout} s; stdout:\n{e.stdout!r}\n"
-                             f"stderr:\n{e.stderr!r}") from None
-    try:
-        lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    except json.JSONDecodeError as e:
-        raise CppClientError(f"client.py {args[0]} printed a non-JSON line ({e}):\n{proc.stdout[-3000:]}") from None
-    errors = [line["error"] for line in lines if "error" in line]
-    if proc.returncode != 0 or errors:
-        raise CppClientError(f"client.py {args[0]} failed (exit {proc.returncode}): {errors}\n"
-                             f"stderr (tail):\n{proc.stderr[-4000:]}")
-    return lines
+    return run_json_lines([str(cpp_python()), str(CLIENT_PY), *args], f"client.py {args[0]}", input=stdin,
+                          timeout=timeout, env=env, cwd=home)
 
 
 def cpp_send(namesrv: str, topic: str, messages: list[CppMessage], mode: str, home: Path,

@@ -7,14 +7,13 @@ binary the calling test is skipped, or fails under CI=true.
 """
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import threading
 from pathlib import Path
 
 from .build import unavailable
-from .peers import options
+from .peers import options, run_json_lines
 
 GO_DIR = Path(__file__).resolve().parent.parent / "go"
 BINARY = GO_DIR / "bin" / "gocompat"
@@ -23,12 +22,6 @@ BUILD_TIMEOUT_S = 10 * 60
 
 _lock = threading.Lock()
 _built: Path | str | None = None
-
-
-class GoClientError(RuntimeError):
-    def __init__(self, message: str, lines: list[dict] | None = None) -> None:
-        super().__init__(message)
-        self.lines = lines or []
 
 
 def _build_or_reason() -> Path | str:
@@ -57,25 +50,12 @@ def go_binary() -> Path:
 
 
 def run_go(command: str, **opts) -> list[dict]:
-    """Run ``gocompat <command> --opts...``; a non-zero exit or an ``{"error": ...}`` line raises GoClientError.
+    """Run ``gocompat <command> --opts...``; a non-zero exit or an ``{"error": ...}`` line raises PeerError.
 
     ``timeout`` and ``linger`` are the driver's own (seconds); the process gets a minute more than both."""
     cmd = [str(go_binary()), command, *options(**opts)]
     limit = float(opts.get("timeout", 60)) + float(opts.get("linger", 0)) + 60
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as e:
-        err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
-        raise GoClientError(f"gocompat {command} timed out after {limit} s\nstderr:\n{err[-3000:]}") from None
-    try:
-        lines = [json.loads(raw) for raw in proc.stdout.splitlines() if raw.strip()]
-    except json.JSONDecodeError as e:
-        raise GoClientError(f"gocompat {command} printed a non-JSON line ({e}):\n{proc.stdout[-3000:]}") from None
-    errors = [line["error"] for line in lines if "error" in line]
-    if proc.returncode != 0 or errors:
-        raise GoClientError(f"gocompat {command} failed (exit {proc.returncode}): {errors}\n"
-                            f"stderr (tail):\n{proc.stderr[-3000:]}", lines)
-    return lines
+    return run_json_lines(cmd, f"gocompat {command}", timeout=limit)
 
 
 def consumed(lines: list[dict]) -> tuple[list[dict], dict]:

@@ -2,25 +2,21 @@
 compat-tests/node/client.js, which prints one JSON line per message sent or delivered.
 
 ``node_send`` and ``node_consume`` run one client process each and return its lines; a process that fails
-or prints an ``{"error": ...}`` line raises :class:`NodeClientError` with its stderr."""
+or prints an ``{"error": ...}`` line raises :class:`~harness.peers.PeerError` with its stderr."""
 from __future__ import annotations
 
 import base64
 import json
 import shutil
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .build import unavailable
+from .peers import run_json_lines
 
 NODE_DIR = Path(__file__).resolve().parent.parent / "node"
 CLIENT_JS = NODE_DIR / "client.js"
-
-
-class NodeClientError(RuntimeError):
-    pass
 
 
 @dataclass
@@ -50,21 +46,8 @@ def node_executable() -> str:
 
 
 def _run(args: list[str], stdin: str | None, timeout: float) -> list[dict]:
-    cmd = [node_executable(), str(CLIENT_JS), *args]
-    try:
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=timeout, cwd=NODE_DIR,
-                              stdin=None if stdin is not None else subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as e:
-        raise NodeClientError(f"client.js {args[0]} timed out after {timeout} s; stderr:\n{e.stderr!r}") from None
-    try:
-        lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    except json.JSONDecodeError as e:
-        raise NodeClientError(f"client.js {args[0]} printed a non-JSON line ({e}):\n{proc.stdout[-3000:]}") from None
-    errors = [line["error"] for line in lines if "error" in line]
-    if proc.returncode != 0 or errors:
-        raise NodeClientError(f"client.js {args[0]} failed (exit {proc.returncode}): {errors}\n"
-                              f"stderr (tail):\n{proc.stderr[-4000:]}")
-    return lines
+    return run_json_lines([node_executable(), str(CLIENT_JS), *args], f"client.js {args[0]}", input=stdin,
+                          timeout=timeout, cwd=NODE_DIR)
 
 
 def node_send(namesrv: str, topic: str, messages: list[NodeMessage], timeout: float = 120) -> list[dict]:

@@ -104,23 +104,31 @@ def run_peer(command: str, *args: str, timeout: float = 120, check: bool = True,
     if jvm_opts is None:
         jvm_opts = BENCH_JVM_OPTS if command == "codec-bench" else CLIENT_JVM_OPTS
     cmd = [*_client_jvm(build, jvm_opts), PEER_MAIN, command, *map(str, args), *options(**opts)]
+    return run_json_lines(cmd, f"peer {command}", input=input, timeout=timeout, env=_client_env(), check=check)
+
+
+def run_json_lines(cmd: list[str], label: str, *, input: str | None = None, timeout: float = 120,
+                   env: dict[str, str] | None = None, cwd: Path | None = None, check: bool = True) -> list[dict]:
+    """Run a driver program of ours (a Java peer, or a Go, Node.js or C++ client's driver) that prints one JSON
+    object per line; return the lines. A timeout or a non-JSON line raises PeerError, and so, with ``check``,
+    do a non-zero exit code and an ``{"error": ...}`` line. ``label`` names the program in the messages."""
     try:
-        proc = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout,
-                              env=_client_env(), stdin=None if input is not None else subprocess.DEVNULL)
+        proc = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd,
+                              stdin=None if input is not None else subprocess.DEVNULL)
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
         err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
-        raise PeerError(f"peer {command} timed out after {timeout} s\nstdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}",
+        raise PeerError(f"{label} timed out after {timeout} s\nstdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}",
                         stderr=err) from None
     try:
         lines = _parse_lines(proc.stdout)
     except json.JSONDecodeError as e:
-        raise PeerError(f"peer {command} printed a non-JSON line ({e}):\n{proc.stdout[-3000:]}",
+        raise PeerError(f"{label} printed a non-JSON line ({e}):\n{proc.stdout[-3000:]}",
                         stderr=proc.stderr, returncode=proc.returncode) from None
     if check:
         errors = [line["error"] for line in lines if "error" in line]
         if proc.returncode != 0 or errors:
-            raise PeerError(f"peer {command} failed (exit {proc.returncode}): {errors}\n"
+            raise PeerError(f"{label} failed (exit {proc.returncode}): {errors}\n"
                             f"stderr (tail):\n{proc.stderr[-4000:]}",
                             lines=lines, stderr=proc.stderr, returncode=proc.returncode)
     return lines
