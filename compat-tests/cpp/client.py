@@ -21,7 +21,6 @@ registers its own ctypes callback, which returns the status itself.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import sys
