@@ -34,6 +34,10 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
 from libc.string cimport memchr, memcmp, memcpy
 
 from rocketmq_py._codec_types import (
+    HEADER_BOOL,
+    HEADER_FLOAT,
+    HEADER_INT,
+    HEADER_STR,
     LANGUAGE_CODES,
     LANGUAGE_NAMES,
     LANGUAGE_OTHER,
@@ -173,6 +177,7 @@ include "_codec_parts/core.pxi"
 include "_codec_parts/frames.pxi"
 include "_codec_parts/json_header.pxi"
 include "_codec_parts/rocketmq_header.pxi"
+include "_codec_parts/header_mapping.pxi"
 include "_codec_parts/bodies.pxi"
 include "_codec_parts/store_records.pxi"
 include "_codec_parts/ids.pxi"

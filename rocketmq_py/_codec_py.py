@@ -18,11 +18,15 @@ import zlib
 from typing import Any, Callable, Iterable, Mapping
 
 from rocketmq_py._codec_types import (
+    HEADER_BOOL,
+    HEADER_INT,
+    HEADER_STR,
     LANGUAGE_CODES,
     LANGUAGE_NAMES,
     LANGUAGE_OTHER,
     SERIALIZE_JSON,
     SERIALIZE_ROCKETMQ,
+    HeaderPlan,
     JsonObjectKey,
     RemotingCommand,
 )
@@ -367,6 +371,65 @@ def decode_rocketmq_header(header: bytes) -> RemotingCommand:
                 fields.pop(_utf8(key), None)
         cmd.ext_fields = fields
     return cmd
+
+
+# --- Header objects and extFields --------------------------------------------------------------------------
+
+#: Longest ASCII digit strings that always fit a Java int / long: read without a range check.
+_SAFE_DIGITS = {32: 9, 64: 18}
+
+
+def header_to_fields(header: object, plan: HeaderPlan) -> dict[str, str]:
+    """extFields of a header dataclass, written as Java's ``toString()`` writes them; ``None`` fields are left out."""
+    values = header.__dict__
+    fields: dict[str, str] = {}
+    for attribute, name, kind, _required, _bits, _strict in plan.entries:
+        value = values[attribute]
+        if value is None:
+            continue
+        if kind == HEADER_BOOL:
+            fields[name] = "true" if value else "false"
+        elif kind == HEADER_STR and value.__class__ is str:
+            fields[name] = value
+        else:
+            fields[name] = str(value)
+    return fields
+
+
+def header_from_fields(cls: type, fields: Mapping[str, Any] | None, plan: HeaderPlan) -> Any:
+    """The header dataclass ``cls`` read from extFields as Java reads them (see ``common.headers.base``).
+
+    The instance is made without calling ``__init__`` (header dataclasses have no ``__post_init__``):
+    every field gets its value or its default.
+    """
+    get = (fields or {}).get
+    values = dict(plan.defaults)
+    for attribute, name, kind, required, bits, strict in plan.entries:
+        text = get(name)
+        if text is None:
+            if required:
+                plan.missing(cls, name)
+            continue
+        if kind == HEADER_STR:
+            values[attribute] = text
+        elif kind == HEADER_INT:
+            # Plain ASCII digits short enough to fit are the traffic; anything else takes the full Java check.
+            if text.__class__ is str and text.isascii() and text.isdigit() and 0 < len(text) <= _SAFE_DIGITS[bits]:
+                values[attribute] = int(text)
+            else:
+                number = plan.slow_int(cls, name, text, bits, strict)
+                if number is not None:
+                    values[attribute] = number
+        elif kind == HEADER_BOOL:
+            values[attribute] = text.lower() == "true"
+        else:  # HEADER_FLOAT
+            try:
+                values[attribute] = float(text)
+            except ValueError:
+                plan.bad_float(cls, name, text)
+    header: Any = object.__new__(cls)
+    header.__dict__.update(values)
+    return header
 
 
 def _utf8(data: bytes) -> str:

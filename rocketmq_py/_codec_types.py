@@ -5,7 +5,7 @@ its behaviour: encoding and decoding live in ``_codec`` and ``_codec_py``.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 SERIALIZE_JSON = 0
 SERIALIZE_ROCKETMQ = 1
@@ -121,3 +121,25 @@ def _freeze(value: object) -> object:
     if isinstance(value, list):
         return tuple(_freeze(v) for v in value)
     return value
+
+
+#: Kinds of a header field in a :class:`HeaderPlan` entry.
+HEADER_STR, HEADER_INT, HEADER_BOOL, HEADER_FLOAT = 0, 1, 2, 3
+
+
+class HeaderPlan(NamedTuple):
+    """How one header dataclass maps to extFields, built once per class by ``common.headers.base``.
+
+    ``entries`` holds ``(attribute, wire name, kind, required, bits, strict)`` per field, in
+    declaration order (``strict``: a number that does not parse refuses the request). The three
+    callables handle what the fast path leaves to Python: ``missing(cls, name)`` raises for an absent
+    required field; ``slow_int(cls, name, text, bits, strict)`` reads a number that is not plain
+    short ASCII digits, returning ``None`` to keep the default or raising when ``strict``;
+    ``bad_float(cls, name, text)`` notes a float that does not parse (its default stays).
+    """
+
+    entries: tuple[tuple[str, str, int, bool, int, bool], ...]
+    defaults: dict[str, Any]
+    missing: Callable[[type, str], None]
+    slow_int: Callable[[type, str, Any, int, bool], int | None]
+    bad_float: Callable[[type, str, Any], None]

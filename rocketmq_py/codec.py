@@ -48,6 +48,8 @@ encode_json_header = _impl.encode_json_header
 decode_json_header = _impl.decode_json_header
 encode_rocketmq_header = _impl.encode_rocketmq_header
 decode_rocketmq_header = _impl.decode_rocketmq_header
+header_to_fields = _impl.header_to_fields
+header_from_fields = _impl.header_from_fields
 properties_to_string = _impl.properties_to_string
 string_to_properties = _impl.string_to_properties
 encode_batch = _impl.encode_batch
@@ -73,7 +75,8 @@ __all__ = [
     "LANGUAGE_PYTHON", "SERIALIZE_JSON", "SERIALIZE_ROCKETMQ", "VERSION_4_9_8",
     "JsonObjectKey", "RemotingCommand", "FrameDecoder", "UniqueIdGenerator",
     "encode_command", "decode_frame", "encode_json_header", "decode_json_header",
-    "encode_rocketmq_header", "decode_rocketmq_header", "properties_to_string",
+    "encode_rocketmq_header", "decode_rocketmq_header", "header_to_fields", "header_from_fields",
+    "properties_to_string",
     "string_to_properties", "encode_batch", "decode_batch", "compression_type", "compress",
     "decompress", "decode_store_records", "encode_store_record", "create_offset_msg_id",
     "decode_offset_msg_id", "unique_id_ip", "unique_id_timestamp", "java_string_hash",

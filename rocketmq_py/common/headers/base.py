@@ -26,6 +26,14 @@ import re
 import typing
 from typing import Any, ClassVar, Mapping, TypeVar
 
+from rocketmq_py._codec_types import (
+    HEADER_BOOL,
+    HEADER_FLOAT,
+    HEADER_INT,
+    HEADER_STR,
+    HeaderPlan,
+)
+from rocketmq_py.codec import header_from_fields, header_to_fields
 from rocketmq_py.errors import BadRequestError
 
 _log = logging.getLogger(__name__)
@@ -36,8 +44,6 @@ _JAVA_EXCEPTION = "org.apache.rocketmq.remoting.exception.RemotingCommandExcepti
 #: What Integer.parseInt / Long.parseLong accept: a sign, then decimal digits (Character.digit takes any Nd digit).
 _JAVA_INTEGER = re.compile(r"[+-]?\d+")
 _RANGES = {32: (-(1 << 31), (1 << 31) - 1), 64: (-(1 << 63), (1 << 63) - 1)}
-#: Longest digit strings that always fit: the generated readers take them without a range check.
-_SAFE_DIGITS = {32: 9, 64: 18}
 _JAVA_TYPE = {32: "Integer", 64: "Long"}
 
 
@@ -84,105 +90,70 @@ def parse_java_integer(text: str, bits: int) -> int | None:
 class CommandHeader:
     """Base of the header dataclasses; subclasses are ``@dataclass`` classes using :func:`wire`.
 
-    Headers are built and parsed for every request, so the conversions are
-    generated once per class as straight-line code (as ``dataclasses`` does
-    for ``__init__``) instead of looping over the fields each time.
+    Headers are built and parsed for every request, so each class's fields are
+    laid out once as a :class:`HeaderPlan` and the codec (compiled, or its
+    pure-Python twin) does the mapping in one pass, without calling
+    ``__init__`` on the way in.
     """
 
     #: True for Java's FastCodesHeader classes: any number that does not parse refuses the request.
     fast_codes: ClassVar[bool] = False
-    _layout: ClassVar[tuple[tuple[str, str, type, bool, int], ...] | None] = None
 
     @classmethod
-    def _fields(cls) -> tuple[tuple[str, str, type, bool, int], ...]:
-        layout = cls.__dict__.get("_layout")
-        if layout is None:
-            hints = typing.get_type_hints(cls)
-            entries = []
-            for field in dataclasses.fields(cls):  # type: ignore[arg-type]
-                kind = _scalar_type(hints[field.name])
-                entries.append((field.name, field.metadata.get("wire", field.name), kind,
-                                field.metadata.get("required", False), field.metadata.get("bits", 32)))
-            layout = tuple(entries)
-            cls._layout = layout
-        return layout
+    def _plan(cls) -> HeaderPlan:
+        plan = _PLANS.get(cls)
+        if plan is None:
+            plan = _PLANS[cls] = _make_plan(cls)
+        return plan
 
     def to_ext_fields(self) -> dict[str, str]:
-        fields: dict[str, str] = _writer(type(self))(self)
-        return fields
+        cls = type(self)
+        return header_to_fields(self, _PLANS.get(cls) or cls._plan())
 
     @classmethod
     def from_ext_fields(cls: type[_H], fields: Mapping[str, str] | None) -> _H:
         """Raises :class:`HeaderFieldError` for a required field that is missing or bad (see the module text)."""
-        header: _H = _reader(cls)(cls, fields or {})
+        header: _H = header_from_fields(cls, fields, _PLANS.get(cls) or cls._plan())
         return header
 
 
-def _writer(cls: type[CommandHeader]) -> Any:
-    writer = cls.__dict__.get("_generated_writer")
-    if writer is None:
-        lines = ["def to_ext_fields(self):", "    fields = {}"]
-        for attribute, name, kind, _required, _bits in cls._fields():
-            lines.append(f"    value = self.{attribute}")
-            lines.append("    if value is not None:")
-            if kind is bool:
-                lines.append(f"        fields[{name!r}] = 'true' if value else 'false'")
-            elif kind is str:
-                lines.append(f"        fields[{name!r}] = value if value.__class__ is str else str(value)")
-            else:
-                lines.append(f"        fields[{name!r}] = str(value)")
-        lines.append("    return fields")
-        writer = _compile(lines, "to_ext_fields", {})
-        cls._generated_writer = writer  # type: ignore[attr-defined]
-    return writer
+#: One plan per header class (a subclass has its own fields, so plans are not inherited).
+_PLANS: dict[type, HeaderPlan] = {}
+_KINDS = {str: HEADER_STR, int: HEADER_INT, bool: HEADER_BOOL, float: HEADER_FLOAT}
 
 
-def _reader(cls: type[CommandHeader]) -> Any:
-    reader = cls.__dict__.get("_generated_reader")
-    if reader is None:
-        lines = ["def from_ext_fields(cls, fields):", "    get = fields.get", "    values = {}"]
-        for attribute, name, kind, required, bits in cls._fields():
-            lines.append(f"    text = get({name!r})")
-            if required:
-                lines.append("    if text is None:")
-                lines.append(f"        raise Missing(cls.__name__, {name!r})")
-                indent = "    "
-            else:
-                lines.append("    if text is not None:")
-                indent = "        "
-            if kind is str:
-                lines.append(f"{indent}values[{attribute!r}] = text")
-            elif kind is bool:
-                lines.append(f"{indent}values[{attribute!r}] = text.lower() == 'true'")
-            elif kind is float:
-                lines.append(f"{indent}try:")
-                lines.append(f"{indent}    values[{attribute!r}] = float(text)")
-                lines.append(f"{indent}except ValueError:")
-                lines.append(f"{indent}    bad_value(cls, {name!r}, text)")
-            else:
-                # Plain digits short enough to fit are the traffic; anything else takes the full Java check.
-                lines.append(f"{indent}if text.isdecimal() and len(text) <= {_SAFE_DIGITS[bits]}:")
-                lines.append(f"{indent}    values[{attribute!r}] = int(text)")
-                lines.append(f"{indent}else:")
-                lines.append(f"{indent}    value = parse(text, {bits})")
-                lines.append(f"{indent}    if value is not None:")
-                lines.append(f"{indent}        values[{attribute!r}] = value")
-                lines.append(f"{indent}    else:")
-                if required or cls.fast_codes:
-                    lines.append(f"{indent}        raise Bad(cls.__name__, {name!r}, text, {bits})")
-                else:
-                    lines.append(f"{indent}        bad_value(cls, {name!r}, text)")
-        lines.append("    return cls(**values)")
-        reader = _compile(lines, "from_ext_fields", {
-            "Missing": MissingHeaderFieldError, "Bad": BadHeaderFieldError,
-            "parse": parse_java_integer, "bad_value": _bad_value})
-        cls._generated_reader = reader  # type: ignore[attr-defined]
-    return reader
+def _make_plan(cls: type[CommandHeader]) -> HeaderPlan:
+    if hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__:
+        raise TypeError(f"{cls.__name__}: the header mapping fills __dict__ without calling __init__, "
+                        "so a header class can have neither __post_init__ nor __slots__")
+    hints = typing.get_type_hints(cls)
+    entries = []
+    defaults = {}
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if field.default is dataclasses.MISSING:
+            raise TypeError(f"{cls.__name__}.{field.name}: every header field needs a default (use wire())")
+        required = field.metadata.get("required", False)
+        entries.append((field.name, field.metadata.get("wire", field.name), _KINDS[_scalar_type(hints[field.name])],
+                        required, field.metadata.get("bits", 32), required or cls.fast_codes))
+        defaults[field.name] = field.default
+    return HeaderPlan(tuple(entries), defaults, _missing, _slow_int, _bad_float)
 
 
-def _compile(lines: list[str], name: str, namespace: dict[str, Any]) -> Any:
-    exec("\n".join(lines), namespace)  # noqa: S102 - source built above from field names only
-    return namespace[name]
+def _missing(cls: type, name: str) -> None:
+    raise MissingHeaderFieldError(cls.__name__, name)
+
+
+def _slow_int(cls: type, name: str, text: Any, bits: int, strict: bool) -> int | None:
+    value = parse_java_integer(text, bits)
+    if value is None:
+        if strict:
+            raise BadHeaderFieldError(cls.__name__, name, text, bits)
+        _bad_value(cls, name, text)
+    return value
+
+
+def _bad_float(cls: type, name: str, text: Any) -> None:
+    _bad_value(cls, name, text)
 
 
 def _bad_value(cls: type, name: str, text: str) -> None:
