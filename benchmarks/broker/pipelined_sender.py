@@ -1,9 +1,8 @@
 """A pipelined load generator for the broker capacity benchmark: keeps ``--inflight`` requests outstanding on
 each of ``--connections`` connections, so the broker, not the sender, is the limit.
 
-Request frames are encoded once with our codec (ROCKETMQ serialization, which both brokers answer in
-kind) and written again and again; a response is recognised by its length prefix and its code read at a
-fixed place (or found in a JSON header), so the sender spends a few microseconds per message. It reports, for the measurement
+The frames and the connection protocol are the compat harness's (compat-tests/harness/pipelined.py), which
+compat tests use to saturate a broker; the sender spends a few microseconds per message. It reports, for the measurement
 window after ``--warmup`` seconds: the messages the broker accepted (sends) or returned (pulls), the
 SYSTEM_BUSY and other refusals, the broker's CPU time from ``/proc/<broker-pid>/stat`` and its own; with
 ``--probe``, the p50/p99 response times of GET_MAX_OFFSET, HEART_BEAT and QUERY_CONSUMER_OFFSET asked
@@ -15,28 +14,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import json
 import os
 import random
-import re
 import resource
 import sys
 import time
+from pathlib import Path
 
 from rocketmq_py import codec
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.remoting import RemotingClient, create_request
 
-SEND_V2_FIELDS = {"a": "capacity_pg", "c": "TBW102", "d": "8", "f": "0", "h": "0", "j": "0", "k": "false",
-                  "m": "false"}
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "compat-tests"))
+
+from harness.pipelined import Counters, PipelinedConnection, frame, send_frames  # noqa: E402
+
 PULL_GROUP = "capacity_cg"
 PULL_BATCH = 32
 FLAG_SUBSCRIPTION = 0x4
-SUCCESS = 0
-SYSTEM_BUSY = 2
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-_JSON_CODE = re.compile(rb'"code":(-?\d+)')
 
 
 def process_cpu_s(pid: int) -> float:
@@ -51,27 +48,6 @@ def own_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _frame(code: int, fields: dict[str, str], body: bytes | None) -> bytes:
-    return codec.encode_command(create_request(code, fields, body, serialize_type=codec.SERIALIZE_ROCKETMQ))
-
-
-def send_frames(topic: str, size: int, batch: int, queues: int) -> list[bytes]:
-    """One SEND_MESSAGE_V2 (or SEND_BATCH_MESSAGE of ``batch`` messages) frame per queue."""
-    frames = []
-    for queue_id in range(queues):
-        properties = {"WAIT": "true", "UNIQ_KEY": codec.UniqueIdGenerator(b"\x7f\x00\x00\x01").next_id()}
-        fields = dict(SEND_V2_FIELDS, b=topic, e=str(queue_id), g=str(int(time.time() * 1000)),
-                      i=codec.properties_to_string(properties))
-        if batch > 1:
-            body = codec.encode_batch([(0, b"b" * size, {"UNIQ_KEY": codec.UniqueIdGenerator(
-                b"\x7f\x00\x00\x01").next_id()}) for _ in range(batch)])
-            fields.update(i=codec.properties_to_string({"WAIT": "true"}), m="true")
-            frames.append(_frame(RequestCode.SEND_BATCH_MESSAGE, fields, body))
-        else:
-            frames.append(_frame(RequestCode.SEND_MESSAGE_V2, fields, b"b" * size))
-    return frames
-
-
 def pull_frames(topic: str, queues: int, max_offset: int, count: int = 256) -> list[bytes]:
     """PULL_MESSAGE frames for ``PULL_BATCH`` messages at random places below ``max_offset`` in each queue."""
     rng = random.Random(7)
@@ -81,7 +57,7 @@ def pull_frames(topic: str, queues: int, max_offset: int, count: int = 256) -> l
                   "queueOffset": str(rng.randrange(0, max(1, max_offset - PULL_BATCH))),
                   "maxMsgNums": str(PULL_BATCH), "sysFlag": str(FLAG_SUBSCRIPTION), "commitOffset": "0", "suspendTimeoutMillis": "0",
                   "subscription": "*", "subVersion": "0", "expressionType": "TAG"}
-        frames.append(_frame(RequestCode.PULL_MESSAGE, fields, None))
+        frames.append(frame(RequestCode.PULL_MESSAGE, fields, None))
     return frames
 
 
@@ -125,75 +101,6 @@ async def probe(addr: str, topic: str, seconds: float) -> dict:
                         if ordered else None,
                         "max_ms": round(ordered[-1] * 1000, 2) if ordered else None}
     return result
-
-
-class Counters:
-    def __init__(self) -> None:
-        self.messages = 0
-        self.responses = 0
-        self.busy = 0
-        self.other = 0
-        #: Response codes other than SUCCESS and SYSTEM_BUSY, with how often each came.
-        self.other_codes: dict[int, int] = {}
-
-
-class PipelinedConnection(asyncio.Protocol):
-    def __init__(self, frames: list[bytes], inflight: int, per_ok: int, pulls: bool, counters: Counters) -> None:
-        self._next = itertools.cycle(frames)
-        self._inflight = inflight
-        self._per_ok = per_ok
-        self._pulls = pulls
-        self._counters = counters
-        self._buffer = bytearray()
-        self.transport: asyncio.Transport | None = None
-        self.stopped = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        self._write(self._inflight)
-
-    def _write(self, count: int) -> None:
-        if count and not self.stopped:
-            next_frame = self._next
-            self.transport.write(b"".join([next(next_frame) for _ in range(count)]))
-
-    def data_received(self, data: bytes) -> None:
-        buffer = self._buffer
-        buffer += data
-        position = 0
-        answered = 0
-        counters = self._counters
-        end = len(buffer)
-        while end - position >= 4:
-            length = int.from_bytes(buffer[position:position + 4], "big")
-            if end - position - 4 < length:
-                break
-            header_field = int.from_bytes(buffer[position + 4:position + 8], "big")
-            if header_field >> 24:
-                code = int.from_bytes(buffer[position + 8:position + 10], "big")
-            else:  # a JSON header: both brokers send their fast-failure refusals in their default serialization
-                found = _JSON_CODE.search(buffer, position + 8, position + 8 + (header_field & 0xFFFFFF))
-                code = int(found.group(1)) if found else -1
-            if code == SUCCESS:
-                if self._pulls:
-                    body_start = position + 8 + (header_field & 0xFFFFFF)
-                    body_length = position + 4 + length - body_start
-                    if body_length >= 4:
-                        record = int.from_bytes(buffer[body_start:body_start + 4], "big")
-                        counters.messages += body_length // record
-                else:
-                    counters.messages += self._per_ok
-            elif code == SYSTEM_BUSY:
-                counters.busy += 1
-            else:
-                counters.other += 1
-                counters.other_codes[code] = counters.other_codes.get(code, 0) + 1
-            position += 4 + length
-            answered += 1
-        if position:
-            del buffer[:position]
-        counters.responses += answered
-        self._write(answered)
 
 
 async def run(args: argparse.Namespace) -> dict:

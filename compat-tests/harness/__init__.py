@@ -6,6 +6,7 @@ The official RocketMQ Java programs are the reference the Python implementation 
 * processes.JavaNameServer/JavaBroker   official name server / broker JVMs on free loopback ports
 * docker_backend                  the same servers from the apache/rocketmq image (ROCKETMQ_COMPAT_BACKEND=docker)
 * peers.run_peer / mqadmin / CodecService   official client, admin tool and codec, driven from Python
+* pipelined.PipelinedLoad          saturates a broker with pipelined sends (also the capacity benchmark's sender)
 
 compat-tests/conftest.py turns these into pytest fixtures.
 """

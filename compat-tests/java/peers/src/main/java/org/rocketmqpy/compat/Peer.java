@@ -21,6 +21,7 @@ public final class Peer {
     private static Map<String, Command> commands() {
         Map<String, Command> m = new LinkedHashMap<>();
         m.put("produce", ProduceCommand::run);
+        m.put("produce-busy", ProduceBusyCommand::run);
         m.put("consume", ConsumeCommand::run);
         m.put("consume-orderly", ConsumeOrderlyCommand::run);
         m.put("request", RequestReplyCommands::request);
