@@ -78,7 +78,8 @@ async def test_a_send_that_waited_too_long_gets_system_busy_and_is_not_stored(tm
         await wait_until(lambda: broker.lanes.send.size == queued)
         broker.config.wait_time_mills_in_send_queue = 50  # as UPDATE_BROKER_CONFIG would set it
         broker.on_config_updated()
-        await asyncio.sleep(0.2)  # the queued sends are now older than 50 ms, however loaded the machine is
+        # The sweep refuses the queued sends once they are 50 ms old, while every worker is still at the gate.
+        await wait_until(lambda: broker.lanes.send.refused["timeout"] == queued)
         gate.set()
         answers = await asyncio.gather(*sends)
         busy = [a for a in answers if a.code == ResponseCode.SYSTEM_BUSY]
@@ -91,13 +92,22 @@ async def test_a_send_that_waited_too_long_gets_system_busy_and_is_not_stored(tm
 
 
 async def test_page_cache_busy_refuses_sends_as_java_does(tmp_path, client):
+    """As Java: the sweep answers queued sends [PCBUSY_CLEAN_QUEUE] (SYSTEM_BUSY); a send that reaches the store
+    meanwhile is refused by the store's own check, [PC_SYNCHRONIZED] with SYSTEM_ERROR."""
     async with lone_broker(tmp_path) as broker:
         addr = broker.broker_addr
+        gate = gate_the_store(broker)
+        sends = [asyncio.ensure_future(client.invoke(addr, send_request(TOPIC), 60_000))
+                 for _ in range(SEND_WORKERS + 3)]
+        await wait_until(lambda: broker.lanes.send.size == 3)
         broker.store.commit_log.begin_time_in_lock = now_ms() - 5_000  # a put stuck in the lock for 5 s
-        queued = await client.invoke(addr, send_request(TOPIC), 10_000)
-        assert queued.code == ResponseCode.SYSTEM_BUSY
-        assert queued.remark.startswith("[PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, "
-                                        "period in queue: ")
+        await wait_until(lambda: broker.lanes.send.refused["pcbusy"] == 3)
+        gate.set()
+        answers = await asyncio.gather(*sends)
+        remarks = sorted({(answer.code, answer.remark.split("]")[0] + "]") for answer in answers})
+        assert remarks == [(ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]"), (ResponseCode.SYSTEM_BUSY,
+                                                                              "[PCBUSY_CLEAN_QUEUE]")]
+        assert sum(answer.code == ResponseCode.SYSTEM_BUSY for answer in answers) == 3
         broker.config.broker_fast_failure_enable = False
         broker.on_config_updated()
         stored = await client.invoke(addr, send_request(TOPIC), 10_000)

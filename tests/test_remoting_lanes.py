@@ -87,17 +87,17 @@ async def test_a_request_that_waited_too_long_gets_system_busy(client):
         await wait_until(lambda: state.gated_running == 1)
         late = [asyncio.ensure_future(client.invoke(server.address, create_request(LANED), 60_000))
                 for _ in range(3)]
-        await wait_until(lambda: lane.size == 3)
-        await asyncio.sleep(0.2)  # longer than max_wait_ms: the queued ones are now too old, whatever the load
-        state.gate.set()
-        assert (await first).code == 0
-        for future in late:
-            answer = await future
+        # The sweep answers them in the queue, as Java's BrokerFastFailure does: the worker is still held.
+        answers = await asyncio.gather(*late)
+        assert state.gated_running == 1 and not first.done()
+        for answer in answers:
             assert answer.code == RemotingSysResponseCode.SYSTEM_BUSY
             assert re.fullmatch(r"\[TIMEOUT_CLEAN_QUEUE\]broker busy, start flow control for a while, "
                                 r"period in queue: \d+ms, size of queue: [0-2]", answer.remark)
             assert int(re.search(r"queue: (\d+)ms", answer.remark).group(1)) >= 50
         assert lane.refused["timeout"] == 3
+        state.gate.set()
+        assert (await first).code == 0
     finally:
         state.gate.set()
         await server.shutdown()
@@ -124,16 +124,28 @@ async def test_a_full_lane_answers_overload_at_once(client):
 
 async def test_queued_requests_get_pcbusy_while_the_lane_is_busy(client):
     state = ServerState()
-    busy = True
+    busy = False
     lane = Lane("bulk", capacity=100, workers=1, busy=lambda: busy)
     server = await serve(state, lane)
     try:
-        answer = await client.invoke(server.address, create_request(LANED), 60_000)
-        assert answer.code == RemotingSysResponseCode.SYSTEM_BUSY
-        assert re.fullmatch(r"\[PCBUSY_CLEAN_QUEUE\]broker busy, start flow control for a while, "
-                            r"period in queue: \d+ms, size of queue: 0", answer.remark)
+        first = asyncio.ensure_future(client.invoke(server.address, create_request(LANED, remark="first"), 60_000))
+        await wait_until(lambda: state.gated_running == 1)
+        queued = [asyncio.ensure_future(client.invoke(server.address, create_request(LANED), 60_000))
+                  for _ in range(3)]
+        await wait_until(lambda: lane.size == 3)
+        busy = True
+        answers = await asyncio.gather(*queued)  # answered by the sweep: the worker is still held
+        assert not first.done()
+        sizes = []
+        for answer in answers:
+            assert answer.code == RemotingSysResponseCode.SYSTEM_BUSY
+            found = re.fullmatch(r"\[PCBUSY_CLEAN_QUEUE\]broker busy, start flow control for a while, "
+                                 r"period in queue: \d+ms, size of queue: (\d)", answer.remark)
+            sizes.append(int(found.group(1)))
+        assert sorted(sizes) == [0, 1, 2] and lane.refused["pcbusy"] == 3
         busy = False
         state.gate.set()
+        assert (await first).code == 0
         assert (await client.invoke(server.address, create_request(LANED), 60_000)).code == 0
     finally:
         state.gate.set()

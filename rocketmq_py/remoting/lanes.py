@@ -16,7 +16,13 @@ in its own task.
 The answers of a refused request are Java's: a full queue gives
 ``[OVERLOAD]``; a request that waited longer than ``max_wait_ms`` gives
 ``[TIMEOUT_CLEAN_QUEUE]``; while ``busy()`` holds (the store's page cache is
-struggling) queued requests get ``[PCBUSY_CLEAN_QUEUE]``.
+struggling) queued requests get ``[PCBUSY_CLEAN_QUEUE]``. The last two come
+from a sweep of the queue every 10 ms, as Java's ``BrokerFastFailure`` does
+it: the sweep refuses from the head while the head is too old, and the
+workers serve whatever they take between sweeps. Checking each request as a
+worker takes it would be stricter than Java, and under a backlog longer than
+the limit it would refuse nearly every request, storing nothing while
+saturated; Java keeps storing the young part of the queue.
 """
 from __future__ import annotations
 
@@ -39,6 +45,8 @@ _log = logging.getLogger(__name__)
 OVERLOAD_REMARK = "[OVERLOAD]system busy, start flow control for a while"
 #: How often a full lane is logged, at most (Java logs its RejectedExecutionException at most every 10 s).
 _OVERLOAD_LOG_INTERVAL_S = 10.0
+#: How often the queue is swept for requests that may not run any more (Java's BrokerFastFailure period).
+SWEEP_INTERVAL_S = 0.01
 
 
 def timeout_clean_queue_remark(waited_ms: int, queue_size: int) -> str:
@@ -51,6 +59,10 @@ def pcbusy_clean_queue_remark(waited_ms: int, queue_size: int) -> str:
     """Java's BrokerFastFailure remark for a queued send while the page cache is busy."""
     return (f"[PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: {waited_ms}ms, "
             f"size of queue: {queue_size}")
+
+
+def _waited_ms(enqueued: float) -> int:
+    return int((time.monotonic() - enqueued) * 1000)
 
 
 class Lane:
@@ -89,6 +101,7 @@ class Lane:
         self._tickets = 0
         self._serving = 0
         self._last_overload_log = 0.0
+        self._sweep_timer: asyncio.TimerHandle | None = None
         #: Requests refused since the lane was made, by reason (for statistics and tests).
         self.refused = {"overload": 0, "timeout": 0, "pcbusy": 0}
 
@@ -109,6 +122,8 @@ class Lane:
             self._refuse(connection, request, OVERLOAD_REMARK)
             return
         self._queue.append((connection, request, time.monotonic()))
+        if self._sweep_timer is None and (self.max_wait_ms is not None or self.busy is not None):
+            self._sweep_timer = asyncio.get_running_loop().call_later(SWEEP_INTERVAL_S, self._sweep)
         self._hand_baton()
 
     def _hand_baton(self) -> None:
@@ -144,22 +159,26 @@ class Lane:
                                             serialize_type=commands.DEFAULT_SERIALIZE_TYPE)
         connection.write_answer(request, response)
 
-    def _expired(self, connection: RemotingConnection, request: RemotingCommand, enqueued: float) -> bool:
-        """Answer ``request`` SYSTEM_BUSY when it may not run any more (Java's BrokerFastFailure); True if so."""
+    def _sweep(self) -> None:
+        """Answer SYSTEM_BUSY to the queued requests that may not run any more (Java's BrokerFastFailure)."""
+        self._sweep_timer = None
+        queue = self._queue
         busy = self.busy
-        max_wait_ms = self.max_wait_ms
-        if busy is None and max_wait_ms is None:
-            return False
-        waited_ms = int((time.monotonic() - enqueued) * 1000)
-        if busy is not None and busy():
+        while queue and busy is not None and busy():
+            connection, request, enqueued = queue.popleft()
             self.refused["pcbusy"] += 1
-            self._refuse(connection, request, pcbusy_clean_queue_remark(waited_ms, len(self._queue)))
-            return True
-        if max_wait_ms is not None and waited_ms >= max_wait_ms:
+            self._refuse(connection, request, pcbusy_clean_queue_remark(_waited_ms(enqueued), len(queue)))
+        max_wait_ms = self.max_wait_ms
+        while queue and max_wait_ms is not None:
+            connection, request, enqueued = queue[0]
+            waited_ms = _waited_ms(enqueued)
+            if waited_ms < max_wait_ms:
+                break
+            queue.popleft()
             self.refused["timeout"] += 1
-            self._refuse(connection, request, timeout_clean_queue_remark(waited_ms, len(self._queue)))
-            return True
-        return False
+            self._refuse(connection, request, timeout_clean_queue_remark(waited_ms, len(queue)))
+        if queue and (max_wait_ms is not None or busy is not None):
+            self._sweep_timer = asyncio.get_running_loop().call_later(SWEEP_INTERVAL_S, self._sweep)
 
     async def _work(self, worker: object) -> None:
         loop = asyncio.get_running_loop()
@@ -180,13 +199,7 @@ class Lane:
                 continue
             # A request whose sender has closed its connection is served all the same, as Java's executors
             # do: a oneway send written just before the producer disconnects is a message to store.
-            connection, request, enqueued = queue.popleft()
-            if self._expired(connection, request, enqueued):
-                served += 1
-                if served >= self._burst:
-                    served = 0
-                    await asyncio.sleep(0)
-                continue
+            connection, request, _enqueued = queue.popleft()
             self._tickets += 1
             ticket = self._in_progress = self._tickets
             loop.call_soon(self._check_suspended, ticket)
@@ -218,6 +231,9 @@ class Lane:
     def close(self) -> None:
         """Drop what is queued and stop the workers (a later submit starts them again)."""
         self._queue.clear()
+        if self._sweep_timer is not None:
+            self._sweep_timer.cancel()
+            self._sweep_timer = None
         for task in tuple(self._workers):
             task.cancel()
         self._idle.clear()
