@@ -185,3 +185,31 @@ async def test_clean_unused_topic(store):
     assert store.get_max_offset_in_queue("Keep", 0) == 2
     again = await put(store, 1, topic="Drop")
     assert again[0].append_result.logics_offset == 0
+
+
+def test_a_lazy_consume_queue_read_gives_the_units_of_the_whole_window(tmp_path):
+    """A pull reads its ConsumeQueue window chunk by chunk; whatever the chunk, the units are read_units' own."""
+    from rocketmq_py.store.consume_queue import UNIT, ConsumeQueue
+
+    queue = ConsumeQueue("T", 0, tmp_path / "cq", file_size=50 * UNIT)
+    for index in range(130):  # two full files and part of a third
+        assert queue.put_message_position_info(1000 + index * 7, 7, index % 5, index)
+    for start in (0, 1, 31, 49, 50, 64, 99, 100, 129, 130, 200):
+        for max_bytes in (UNIT, 5 * UNIT, 16_000):
+            expected = queue.read_units(start, max_bytes)
+            for chunk in (1, 3, 32, 800):
+                lazy = queue.read_units_lazily(start, max_bytes, chunk)
+                assert (None if lazy is None else list(lazy)) == expected, (start, max_bytes, chunk)
+
+
+async def test_a_pull_that_filters_out_most_units_reads_past_its_first_chunk(tmp_path):
+    store = MessageStore(config(tmp_path, mapped_file_size_consume_queue=1000 * 20))
+    store.load()
+    store.start()
+    try:
+        await put(store, 200, tags=["A"] * 99 + ["B"])  # one B in every hundred
+        result = store.get_messages("g", "T", 0, 0, 32, TagCodeFilter({codec.java_string_hash("B")}))
+        assert result.status == GetMessageStatus.FOUND
+        assert result.queue_offsets == [99, 199] and result.next_begin_offset == 200
+    finally:
+        store.shutdown()

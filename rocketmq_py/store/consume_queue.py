@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from rocketmq_py.store import layout
-from rocketmq_py.store.mapped_file import MappedFileQueue
+from rocketmq_py.store.mapped_file import MappedFile, MappedFileQueue
 
 _log = logging.getLogger(__name__)
 
@@ -104,6 +104,45 @@ class ConsumeQueue:
             return layout.cq_read_units(mapped.mm, position, limit, max_bytes // UNIT)
         except ValueError:  # deleted meanwhile
             return None
+
+    def read_units_lazily(self, start_index: int, max_bytes: int,
+                          chunk_units: int) -> Iterator[tuple[int, int, int]] | None:
+        """The units :meth:`read_units` gives, read ``chunk_units`` at a time as the caller iterates.
+
+        A pull reads a window of up to 16 000 bytes (800 units, room for filtering) but mostly takes the first
+        few dozen: building all 800 tuples cost a pull a quarter of its CPU. The window is fixed up front, as
+        in :meth:`read_units`, so the units are the same; None in the same cases.
+        """
+        offset = start_index * UNIT
+        if offset < self.min_logic_offset:
+            return None
+        mapped = self.queue.find_mapped_file_by_offset(offset)
+        if mapped is None:
+            return None
+        position = offset % self.file_size
+        limit = min(mapped.wrote_position, position + max_bytes)
+        if limit <= position:
+            return None
+        chunk_units = max(1, chunk_units)
+        try:  # the first chunk now, so that a file deleted meanwhile gives None, as read_units does
+            first = layout.cq_read_units(mapped.mm, position, min(limit, position + chunk_units * UNIT), chunk_units)
+        except ValueError:
+            return None
+        return self._chunks(mapped, first, position + len(first) * UNIT, limit, chunk_units)
+
+    @staticmethod
+    def _chunks(mapped: MappedFile, units: list[tuple[int, int, int]], position: int, limit: int,
+                chunk_units: int) -> Iterator[tuple[int, int, int]]:
+        while True:
+            yield from units
+            if len(units) < chunk_units or position >= limit:
+                return
+            try:
+                units = layout.cq_read_units(mapped.mm, position, min(limit, position + chunk_units * UNIT),
+                                             chunk_units)
+            except ValueError:  # deleted meanwhile: the units read so far stand
+                return
+            position += len(units) * UNIT
 
     def unit_at(self, index: int) -> tuple[int, int, int] | None:
         units = self.read_units(index, UNIT)

@@ -9,7 +9,7 @@ by tag code on the unit (and optionally on the record), and stop at
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Iterable, Protocol
 
 from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 from rocketmq_py.store.config import SLAVE
@@ -32,6 +32,9 @@ def _total_physical_memory() -> int:
 
 
 TOTAL_PHYSICAL_MEMORY = _total_physical_memory()
+#: Units a pull reads from its ConsumeQueue window at a time (at least its maxMsgNums): enough for an
+#: unfiltered pull in one read, without building the whole 800-unit window.
+MIN_READ_CHUNK = 32
 
 
 class MessageFilter(Protocol):
@@ -104,7 +107,8 @@ class StoreReads:
             result.status = GetMessageStatus.OFFSET_OVERFLOW_BADLY
             result.next_begin_offset = self._next_offset(offset, max_offset)
         else:
-            units = consume_queue.read_units(offset, max(MAX_FILTER_BYTES, max_msg_nums * UNIT))
+            units = consume_queue.read_units_lazily(offset, max(MAX_FILTER_BYTES, max_msg_nums * UNIT),
+                                                    max(max_msg_nums, MIN_READ_CHUNK))
             if units is None:
                 result.status = GetMessageStatus.OFFSET_FOUND_NULL
                 result.next_begin_offset = self._next_offset(offset, consume_queue.roll_next_file(offset))
@@ -112,7 +116,7 @@ class StoreReads:
                 self._collect(result, units, offset, max_msg_nums, message_filter)
         return result
 
-    def _collect(self, result: GetMessageResult, units: list[tuple[int, int, int]], offset: int, max_msg_nums: int,
+    def _collect(self, result: GetMessageResult, units: Iterable[tuple[int, int, int]], offset: int, max_msg_nums: int,
                  message_filter: MessageFilter | None) -> None:
         result.status = GetMessageStatus.NO_MATCHED_MESSAGE
         max_physical = self.commit_log.max_offset
