@@ -70,11 +70,12 @@ def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-def _call_listener(listener: ArrivalListener, args: tuple[Any, ...]) -> None:
-    try:
-        listener(*args)
-    except Exception:
-        _log.exception("message arrival listener %r failed", listener)
+def _call_listener(listener: ArrivalListener, arrivals: list[tuple[Any, ...]]) -> None:
+    for args in arrivals:
+        try:
+            listener(*args)
+        except Exception:
+            _log.exception("message arrival listener %r failed", listener)
 
 
 class MessageStore(StoreReads):
@@ -468,20 +469,22 @@ class MessageStore(StoreReads):
     def _notify(self, dispatched: list[layout.RecordInfo]) -> None:
         if not dispatched or not self.arrival_listeners:
             return
+        arrivals = []
+        for info in dispatched:
+            tags_code = info.tags_code
+            if info.delay_level > 0:
+                tags_code = self.compute_deliver_timestamp(info.delay_level, info.store_timestamp)
+            arrivals.append((info.topic, info.queue_id, info.queue_offset + 1, tags_code, info.store_timestamp,
+                             info.properties))
+        # One hop or one call per listener for the whole put (a batch holds many messages), not one per message.
         for listener, loop in self.arrival_listeners:
-            for info in dispatched:
-                tags_code = info.tags_code
-                if info.delay_level > 0:
-                    tags_code = self.compute_deliver_timestamp(info.delay_level, info.store_timestamp)
-                args = (info.topic, info.queue_id, info.queue_offset + 1, tags_code, info.store_timestamp,
-                        info.properties)
-                if loop is not None and not _on_loop_thread(loop):
-                    try:
-                        loop.call_soon_threadsafe(_call_listener, listener, args)
-                    except RuntimeError:  # the loop is closed
-                        pass
-                else:
-                    _call_listener(listener, args)
+            if loop is not None and not _on_loop_thread(loop):
+                try:
+                    loop.call_soon_threadsafe(_call_listener, listener, arrivals)
+                except RuntimeError:  # the loop is closed
+                    pass
+            else:
+                _call_listener(listener, arrivals)
 
     def add_arrival_listener(self, listener: ArrivalListener) -> None:
         """Call ``listener`` after every message appended (long polling wakes suspended pulls with it).
