@@ -122,9 +122,14 @@ class Lane:
             self._refuse(connection, request, OVERLOAD_REMARK)
             return
         self._queue.append((connection, request, time.monotonic()))
-        if self._sweep_timer is None and (self.max_wait_ms is not None or self.busy is not None):
-            self._sweep_timer = asyncio.get_running_loop().call_later(SWEEP_INTERVAL_S, self._sweep)
+        if self._sweep_timer is None:
+            self._sweep_later()
         self._hand_baton()
+
+    def _sweep_later(self) -> None:
+        """Schedule the next sweep, when there is a limit to enforce."""
+        if self.max_wait_ms is not None or self.busy is not None:
+            self._sweep_timer = asyncio.get_running_loop().call_later(SWEEP_INTERVAL_S, self._sweep)
 
     def _hand_baton(self) -> None:
         """Give the baton to an idle worker, or to a new one, when there is work and nobody holds it."""
@@ -177,8 +182,8 @@ class Lane:
             queue.popleft()
             self.refused["timeout"] += 1
             self._refuse(connection, request, timeout_clean_queue_remark(waited_ms, len(queue)))
-        if queue and (max_wait_ms is not None or busy is not None):
-            self._sweep_timer = asyncio.get_running_loop().call_later(SWEEP_INTERVAL_S, self._sweep)
+        if queue:
+            self._sweep_later()
 
     async def _work(self, worker: object) -> None:
         loop = asyncio.get_running_loop()

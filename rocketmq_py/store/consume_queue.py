@@ -85,11 +85,8 @@ class ConsumeQueue:
 
     # --- read ----------------------------------------------------------------------------------
 
-    def read_units(self, start_index: int, max_bytes: int = MAX_FILTER_BYTES) -> list[tuple[int, int, int]] | None:
-        """Units from queue offset ``start_index`` to the end of its file (at most ``max_bytes`` of them).
-
-        None when that offset is below the minimum or its file is gone.
-        """
+    def _window(self, start_index: int, max_bytes: int) -> tuple[MappedFile, int, int] | None:
+        """The file and byte span ``[position, limit)`` holding the units read from ``start_index`` (None: none)."""
         offset = start_index * UNIT
         if offset < self.min_logic_offset:
             return None
@@ -100,6 +97,17 @@ class ConsumeQueue:
         limit = min(mapped.wrote_position, position + max_bytes)
         if limit <= position:
             return None
+        return mapped, position, limit
+
+    def read_units(self, start_index: int, max_bytes: int = MAX_FILTER_BYTES) -> list[tuple[int, int, int]] | None:
+        """Units from queue offset ``start_index`` to the end of its file (at most ``max_bytes`` of them).
+
+        None when that offset is below the minimum or its file is gone.
+        """
+        window = self._window(start_index, max_bytes)
+        if window is None:
+            return None
+        mapped, position, limit = window
         try:
             return layout.cq_read_units(mapped.mm, position, limit, max_bytes // UNIT)
         except ValueError:  # deleted meanwhile
@@ -113,16 +121,10 @@ class ConsumeQueue:
         few dozen: building all 800 tuples cost a pull a quarter of its CPU. The window is fixed up front, as
         in :meth:`read_units`, so the units are the same; None in the same cases.
         """
-        offset = start_index * UNIT
-        if offset < self.min_logic_offset:
+        window = self._window(start_index, max_bytes)
+        if window is None:
             return None
-        mapped = self.queue.find_mapped_file_by_offset(offset)
-        if mapped is None:
-            return None
-        position = offset % self.file_size
-        limit = min(mapped.wrote_position, position + max_bytes)
-        if limit <= position:
-            return None
+        mapped, position, limit = window
         chunk_units = max(1, chunk_units)
         try:  # the first chunk now, so that a file deleted meanwhile gives None, as read_units does
             first = layout.cq_read_units(mapped.mm, position, min(limit, position + chunk_units * UNIT), chunk_units)
