@@ -22,6 +22,7 @@ import pytest
 from harness import unique_name
 from harness.cpp_client import CppMessage, cpp_pull, cpp_push, cpp_send
 from harness.ha import create_topic, wait_for_route
+from harness.side_by_side import outcome_of, run_side_by_side
 
 BROKERS = ("java", "ours")
 TAGS = ("TagA", "TagB", "TagC")
@@ -98,18 +99,9 @@ def _scenario(namesrv: str, broker_addr: str, home) -> Scenario:
 @pytest.fixture(scope="module")
 def scenarios(java_namesrv, java_broker, py_namesrv, py_broker, tmp_path_factory):
     """The scenario's outcome on each broker ({"java": Scenario | Exception, "ours": ...})."""
-    targets = {"java": (java_namesrv.addr, java_broker.addr), "ours": (py_namesrv.addr, py_broker.addr)}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {kind: pool.submit(_scenario, *target, tmp_path_factory.mktemp(f"cpp-{kind}"))
-                   for kind, target in targets.items()}
-        return {kind: future.exception() or future.result() for kind, future in futures.items()}
-
-
-def _of(scenarios, kind: str) -> Scenario:
-    outcome = scenarios[kind]
-    if isinstance(outcome, BaseException):
-        raise outcome
-    return outcome
+    return run_side_by_side(_scenario, {
+        "java": (java_namesrv.addr, java_broker.addr, tmp_path_factory.mktemp("cpp-java")),
+        "ours": (py_namesrv.addr, py_broker.addr, tmp_path_factory.mktemp("cpp-ours"))})
 
 
 def _assert_as_sent(delivery: dict, message: CppMessage) -> None:
@@ -125,7 +117,7 @@ def _offset_msg_id(store_addr: str, commit_log_offset: int) -> str:
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_sync_async_oneway_orderly_and_batch_sends_are_acknowledged(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     for name in ("sync", "async", "tagged", "retry", "ordered"):
         results = sorted(run.sent[name], key=lambda r: r["index"])
         assert [r["index"] for r in results] == list(range(len(run.messages[name])))
@@ -138,7 +130,7 @@ def test_sync_async_oneway_orderly_and_batch_sends_are_acknowledged(scenarios, k
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_push_consumer_receives_every_message_exactly_as_sent(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     assert run.pushed_done["timedOut"] is False, run.pushed_done
     delivered = run.pushed_from("plain")
     by_keys = {d["keys"]: d for d in delivered}
@@ -157,7 +149,7 @@ def test_push_consumer_receives_every_message_exactly_as_sent(scenarios, kind):
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_pull_consumer_reads_every_queue(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     assert run.pulled_done["timedOut"] is False, run.pulled_done
     plain = [d for d in run.pulled if d["topic"] == run.topics["plain"]]
     by_keys = {d["keys"]: d for d in plain}
@@ -175,14 +167,14 @@ def test_pull_consumer_reads_every_queue(scenarios, kind):
 def test_a_batch_send_of_this_client_is_one_stored_message(scenarios, kind):
     """The C API's batch goes out as one message whose body is the encoded batch, without the batch flag:
     the Java broker stores it as one message, so ours must too (the C string binding shows no body)."""
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     [record] = [d for d in run.pulled if d["topic"] == run.topics["batch"]]
     assert (record["queueId"], record["queueOffset"], record["tags"], record["keys"]) == (0, 0, "", "")
 
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_tag_subscription_delivers_exactly_the_matching_tags(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     delivered = run.pushed_from("tagged")
     expected = [m for m in run.messages["tagged"] if m.tags in ("TagA", "TagC")]
     assert sorted(d["keys"] for d in delivered) == sorted(m.keys for m in expected)
@@ -193,7 +185,7 @@ def test_tag_subscription_delivers_exactly_the_matching_tags(scenarios, kind):
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_reconsume_later_brings_the_message_back_from_the_retry_topic(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     [message], [result] = run.messages["retry"], run.sent["retry"]
     first, again = run.pushed_from("retry")
     assert (first["rejected"], again["rejected"]) == (True, False)
@@ -208,7 +200,7 @@ def test_reconsume_later_brings_the_message_back_from_the_retry_topic(scenarios,
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_orderly_consumer_keeps_each_keys_order_on_one_queue(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     assert run.ordered_done["timedOut"] is False, run.ordered_done
     assert len(run.ordered) == len(run.messages["ordered"])
     for key in ORDER_KEYS:
@@ -227,6 +219,6 @@ def _system_property_names(run: Scenario, retried: bool) -> set[str]:
 
 
 def test_deliveries_carry_the_system_properties_the_java_broker_sets(scenarios):
-    java, ours = _of(scenarios, "java"), _of(scenarios, "ours")
+    java, ours = outcome_of(scenarios, "java"), outcome_of(scenarios, "ours")
     for retried in (False, True):
         assert _system_property_names(ours, retried) == _system_property_names(java, retried), retried

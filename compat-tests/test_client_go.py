@@ -86,20 +86,13 @@ def _check_every_message(cluster, by_body: dict, messages: list[dict]) -> None:
         assert message["properties"]["unicode"] == UNICODE.format(i=index)
 
 
-def test_push_consumer_gets_every_message_of_every_send_mode(cluster, sent):
+@pytest.mark.parametrize("consumer", ["push", "pull"])
+def test_consumer_gets_every_message_of_every_send_mode(cluster, sent, consumer):
     namesrv, _ = cluster
     topic, by_body = sent
-    messages, done = consumed(run_go("push", namesrv=namesrv, topic=topic, group=unique_name("GoPush"),
-                                     expect=len(by_body), linger=2, timeout=60))
-    assert done["count"] == len(by_body) and not done["timedOut"]
-    _check_every_message(cluster, by_body, messages)
-
-
-def test_pull_consumer_gets_every_message_of_every_send_mode(cluster, sent):
-    namesrv, _ = cluster
-    topic, by_body = sent
-    messages, done = consumed(run_go("pull", namesrv=namesrv, topic=topic, group=unique_name("GoPull"),
-                                     expect=len(by_body), linger=2, timeout=60))
+    messages, done = consumed(run_go(consumer, namesrv=namesrv, topic=topic,
+                                     group=unique_name(f"Go{consumer.title()}"), expect=len(by_body), linger=2,
+                                     timeout=60))
     assert done["count"] == len(by_body) and not done["timedOut"]
     _check_every_message(cluster, by_body, messages)
 

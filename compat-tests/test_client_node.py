@@ -11,13 +11,13 @@ retry's 10 s delay dominates), and every check runs for each; the system propert
 compared with what the Java broker gives."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pytest
 from harness import unique_name
 from harness.ha import create_topic, wait_for_route
 from harness.node_client import NodeMessage, node_consume, node_send
+from harness.side_by_side import outcome_of, run_side_by_side
 
 BROKERS = ("java", "ours")
 TAGS = ("TagA", "TagB", "TagC")
@@ -76,18 +76,8 @@ def _scenario(namesrv: str, broker_addr: str, broker_name: str) -> Scenario:
 @pytest.fixture(scope="module")
 def scenarios(java_namesrv, java_broker, py_namesrv, py_broker):
     """The scenario's outcome on each broker ({"java": Scenario | Exception, "ours": ...})."""
-    targets = {"java": (java_namesrv.addr, java_broker.addr, java_broker.broker_name),
-               "ours": (py_namesrv.addr, py_broker.addr, py_broker.broker_name)}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {kind: pool.submit(_scenario, *target) for kind, target in targets.items()}
-        return {kind: future.exception() or future.result() for kind, future in futures.items()}
-
-
-def _of(scenarios, kind: str) -> Scenario:
-    outcome = scenarios[kind]
-    if isinstance(outcome, BaseException):
-        raise outcome
-    return outcome
+    return run_side_by_side(_scenario, {"java": (java_namesrv.addr, java_broker.addr, java_broker.broker_name),
+                                        "ours": (py_namesrv.addr, py_broker.addr, py_broker.broker_name)})
 
 
 def _user_properties(message: NodeMessage) -> dict[str, str]:
@@ -102,7 +92,7 @@ def _assert_as_sent(delivery: dict, message: NodeMessage) -> None:
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_sync_send_stores_each_message_in_queue_order(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     for role, results in run.sent.items():
         assert [r["index"] for r in results] == list(range(len(run.messages[role])))
         assert {r["sendStatus"] for r in results} == {"SEND_OK"}
@@ -116,7 +106,7 @@ def test_sync_send_stores_each_message_in_queue_order(scenarios, kind):
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_push_consumer_receives_every_message_exactly_as_sent(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     assert run.done["timedOut"] is False, run.done
     first = [d for d in run.delivered("plain") if d["reconsumeTimes"] == 0]
     by_id = {d["msgId"]: d for d in first}
@@ -130,7 +120,7 @@ def test_push_consumer_receives_every_message_exactly_as_sent(scenarios, kind):
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_tag_subscription_delivers_exactly_the_matching_tags(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     got = sorted(d["body"] for d in run.delivered("tagged"))
     assert got == sorted(m.body for m in run.messages["tagged"] if m.tags in ("TagA", "TagC"))
     by_body = {m.body: m for m in run.messages["tagged"]}
@@ -140,14 +130,14 @@ def test_tag_subscription_delivers_exactly_the_matching_tags(scenarios, kind):
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_sql92_subscription_delivers_exactly_the_matching_messages(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     got = sorted(d["body"] for d in run.delivered("sql"))
     assert got == sorted(m.body for i, m in enumerate(run.messages["sql"]) if _sql_matches(i))
 
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_a_throwing_handler_gets_the_message_again_from_the_retry_topic(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     plain = run.delivered("plain")
     for i in REJECTED:
         message, result = run.messages["plain"][i], run.sent["plain"][i]
@@ -166,7 +156,7 @@ def test_a_throwing_handler_gets_the_message_again_from_the_retry_topic(scenario
 
 @pytest.mark.parametrize("kind", BROKERS)
 def test_a_sharding_key_keeps_its_messages_on_one_queue_in_order(scenarios, kind):
-    run = _of(scenarios, kind)
+    run = outcome_of(scenarios, kind)
     delivered = run.delivered("ordered")
     assert len(delivered) == len(run.messages["ordered"])
     for key in SHARDING_KEYS:
@@ -186,6 +176,6 @@ def _system_property_names(run: Scenario, retried: bool) -> set[str]:
 
 
 def test_deliveries_carry_the_system_properties_the_java_broker_sets(scenarios):
-    java, ours = _of(scenarios, "java"), _of(scenarios, "ours")
+    java, ours = outcome_of(scenarios, "java"), outcome_of(scenarios, "ours")
     for retried in (False, True):
         assert _system_property_names(ours, retried) == _system_property_names(java, retried), retried

@@ -7,6 +7,7 @@ The official RocketMQ Java programs are the reference the Python implementation 
 * docker_backend                  the same servers from the apache/rocketmq image (ROCKETMQ_COMPAT_BACKEND=docker)
 * peers.run_peer / mqadmin / CodecService   official client, admin tool and codec, driven from Python
 * pipelined.PipelinedLoad          saturates a broker with pipelined sends (also the capacity benchmark's sender)
+* side_by_side.run_side_by_side   one client scenario against the Java broker and ours at once
 
 compat-tests/conftest.py turns these into pytest fixtures.
 """
