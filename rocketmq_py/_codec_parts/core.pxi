@@ -137,8 +137,8 @@ cdef inline int _w_u64(Writer* w, uint64_t value) except -1:
     return 0
 
 
-cdef int _w_decimal(Writer* w, long long value) except -1:
-    cdef char digits[24]
+cdef inline int _decimal_digits(char* digits, long long value) noexcept:
+    """Write ``value`` in decimal at the end of the 24 bytes of ``digits``; return where the text starts."""
     cdef int i = 24
     cdef unsigned long long rest = (<unsigned long long>0 - <unsigned long long>value) if value < 0 else <unsigned long long>value
     while True:
@@ -150,7 +150,13 @@ cdef int _w_decimal(Writer* w, long long value) except -1:
     if value < 0:
         i -= 1
         digits[i] = b'-'
-    return _w_put(w, digits + i, 24 - i)
+    return i
+
+
+cdef int _w_decimal(Writer* w, long long value) except -1:
+    cdef char digits[24]
+    cdef int start = _decimal_digits(digits, value)
+    return _w_put(w, digits + start, 24 - start)
 
 
 cdef inline bytes _w_bytes(Writer* w):

@@ -24,19 +24,9 @@ cdef object _EMPTY_FIELDS = {}
 
 cdef inline object _decimal_text(long long value):
     """``str(value)`` for a C integer, without going through int.__str__."""
-    cdef char buffer[24]
-    cdef int at = 24
-    cdef unsigned long long magnitude = <unsigned long long>(-(value + 1)) + 1 if value < 0 else <unsigned long long>value
-    while True:
-        at -= 1
-        buffer[at] = <char>(48 + magnitude % 10)
-        magnitude //= 10
-        if magnitude == 0:
-            break
-    if value < 0:
-        at -= 1
-        buffer[at] = 45  # '-'
-    return PyUnicode_DecodeASCII(buffer + at, 24 - at, NULL)
+    cdef char digits[24]
+    cdef int start = _decimal_digits(digits, value)
+    return PyUnicode_DecodeASCII(digits + start, 24 - start, NULL)
 
 
 def header_to_fields(header, plan) -> dict:
