@@ -136,7 +136,7 @@ def _make_plan(cls: type[CommandHeader]) -> HeaderPlan:
         entries.append((field.name, field.metadata.get("wire", field.name), _KINDS[_scalar_type(hints[field.name])],
                         required, field.metadata.get("bits", 32), required or cls.fast_codes))
         defaults[field.name] = field.default
-    return HeaderPlan(tuple(entries), defaults, _missing, _slow_int, _bad_float)
+    return HeaderPlan(tuple(entries), defaults, _missing, _slow_int, _bad_value)
 
 
 def _missing(cls: type, name: str) -> None:
@@ -152,11 +152,7 @@ def _slow_int(cls: type, name: str, text: Any, bits: int, strict: bool) -> int |
     return value
 
 
-def _bad_float(cls: type, name: str, text: Any) -> None:
-    _bad_value(cls, name, text)
-
-
-def _bad_value(cls: type, name: str, text: str) -> None:
+def _bad_value(cls: type, name: str, text: Any) -> None:
     # Java logs an optional field it cannot parse and leaves the default; DEBUG, as a peer could flood it.
     _log.debug("header %s: optional field %s has a bad value %r, left at its default", cls.__name__, name, text[:64])
 
