@@ -90,6 +90,11 @@ class RemotingClient:
         """True when connections are made with TLS."""
         return self._ssl_context is not None
 
+    @property
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The TLS context of the connections (None without TLS)."""
+        return self._ssl_context
+
     # --- requests ------------------------------------------------------------------
 
     async def invoke(self, addr: str, request: RemotingCommand, timeout_ms: float) -> RemotingCommand:
