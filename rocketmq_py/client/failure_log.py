@@ -8,6 +8,7 @@ line per key and interval, and the lines add up to every failure.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -24,7 +25,10 @@ class _Pending:
 
 
 class FailureLog:
-    """Logs failures per key at most once per ``interval_s``; the lines say how many failures they stand for."""
+    """Logs failures per key at most once per ``interval_s``; the lines say how many failures they stand for.
+
+    Thread-safe: the blocking producer's threads send (and fail) at the same time as its loop does.
+    """
 
     def __init__(self, logger: logging.Logger, what: str, interval_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -33,40 +37,46 @@ class FailureLog:
         self.interval_s = DEFAULT_INTERVAL_S if interval_s is None else interval_s
         self._clock = clock
         self._pending: dict[str, _Pending] = {}
+        self._lock = threading.Lock()
 
     def failed(self, key: str, error: BaseException, action: str) -> None:
         """One more failure for ``key``; ``action`` says what happens next (``"trying again"``)."""
-        now = self._clock()
-        pending = self._pending.get(key)
-        if pending is None:
-            self._pending[key] = _Pending(now)
-            self.logger.warning("%s %s failed, %s: %s (further failures of %s are counted and logged every "
-                                "%g s)", self.what, key, action, error, key, self.interval_s)
-            return
-        pending.count += 1
-        pending.last_error = error
-        if now - pending.last_logged >= self.interval_s:
-            self._report(key, pending, now)
+        with self._lock:
+            now = self._clock()
+            pending = self._pending.get(key)
+            if pending is None:
+                self._pending[key] = _Pending(now)
+                self.logger.warning("%s %s failed, %s: %s (further failures of %s are counted and logged every "
+                                    "%g s)", self.what, key, action, error, key, self.interval_s)
+                return
+            pending.count += 1
+            pending.last_error = error
+            if now - pending.last_logged >= self.interval_s:
+                self._report(key, pending, now)
 
     def succeeded(self, key: str) -> None:
         """``key`` works again: report the failures not logged yet once the interval allows it."""
-        pending = self._pending.get(key)
-        if pending is None:
-            return
-        now = self._clock()
-        if now - pending.last_logged < self.interval_s:
-            return
-        if pending.count:
-            self._report(key, pending, now, recovered=True)
-        del self._pending[key]
+        if key not in self._pending:
+            return  # the common case, without the lock
+        with self._lock:
+            pending = self._pending.get(key)
+            if pending is None:
+                return
+            now = self._clock()
+            if now - pending.last_logged < self.interval_s:
+                return
+            if pending.count:
+                self._report(key, pending, now, recovered=True)
+            del self._pending[key]
 
     def flush(self) -> None:
         """Log every count not logged yet (at shutdown)."""
-        now = self._clock()
-        for key, pending in list(self._pending.items()):
-            if pending.count:
-                self._report(key, pending, now)
-        self._pending.clear()
+        with self._lock:
+            now = self._clock()
+            for key, pending in list(self._pending.items()):
+                if pending.count:
+                    self._report(key, pending, now)
+            self._pending.clear()
 
     def _report(self, key: str, pending: _Pending, now: float, recovered: bool = False) -> None:
         suffix = "; it works again" if recovered else ""

@@ -11,7 +11,11 @@ if TYPE_CHECKING:
 
 
 class QueueIndex:
-    """A rotating queue index that starts at a random place (Java's ThreadLocalIndex, shared by one loop)."""
+    """A rotating queue index that starts at a random place (Java's ThreadLocalIndex, but one per topic).
+
+    The loop and the threads of the blocking producer share it without a lock: two sends at the same
+    moment may take the same queue, which only bends the round robin, as two Java threads' indexes do.
+    """
 
     __slots__ = ("value",)
 
