@@ -7,6 +7,8 @@ server, the producer, the raw client that reads the messages back).
 """
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from conftest_broker import BrokerEnv
 from conftest_tls import make_key_pair
 
 from rocketmq_py import codec
-from rocketmq_py.client.producer import AsyncProducer, SendStatus
+from rocketmq_py.client.producer import AsyncProducer, Producer, SendStatus
 from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.message import Message
 from rocketmq_py.errors import RocketMQError
@@ -56,6 +58,29 @@ async def test_producer_sends_over_tls_to_name_server_and_broker(server_cert, tm
             stored.update({m.body: queue_id for m in codec.decode_store_records(found.body or b"")})
         assert sorted(stored) == sorted(bodies)
         assert all(c.tls for c in env.broker.server.connections)
+
+
+async def test_blocking_producer_sends_from_its_thread_over_tls(server_cert, tmp_path: Path) -> None:
+    """The blocking send from the calling thread (client/producer/direct.py) makes its own TLS connection."""
+    async with BrokerEnv(tmp_path) as env:
+        assert env.namesrv is not None and env.broker is not None
+        producer = Producer("tls_blocking_pg", namesrv_addr=env.namesrv.address,
+                            tls_config=TlsConfig(client_auth_server=True, client_trust_cert_path=server_cert.cert))
+        loop = asyncio.get_running_loop()
+        with ThreadPoolExecutor(1) as caller:
+            await loop.run_in_executor(caller, producer.start)
+            try:
+                bodies = [f"blocking-{i}".encode() for i in range(10)]
+                for body in bodies:
+                    result = await loop.run_in_executor(caller, producer.send, Message("TLS_TOPIC", body))
+                    assert result.send_status is SendStatus.SEND_OK
+                connections = list(env.broker.server.connections)
+            finally:
+                await loop.run_in_executor(caller, producer.shutdown)
+        assert len(connections) == 2 and all(c.tls for c in connections)  # the loop's, and the caller's own
+        found = await env.pull("TLS_TOPIC", result.message_queue.queue_id, 0)
+        assert found.code == ResponseCode.SUCCESS and bodies[-1] in {
+            m.body for m in codec.decode_store_records(found.body or b"")}
 
 
 async def test_plain_producer_cannot_reach_an_enforcing_cluster(server_cert, tmp_path: Path) -> None:

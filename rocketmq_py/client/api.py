@@ -112,16 +112,17 @@ class MQClientAPI:
         self, addr: str, code: int, header: CommandHeader, body: bytes, timeout_ms: float,
     ) -> RemotingCommand:
         """SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE / SEND_REPLY_MESSAGE_V2; the response when the message was stored."""
-        request = self._request(code, header.to_ext_fields(), body)
-        response = await self.remoting.invoke(addr, request, timeout_ms)
-        if response.code not in STORED_RESPONSE_CODES:
-            raise response_error(response, addr)
-        return response
+        response = await self.remoting.invoke(addr, self.send_message_request(code, header, body), timeout_ms)
+        return stored_or_raise(response, addr)
+
+    def send_message_request(self, code: int, header: CommandHeader, body: bytes) -> RemotingCommand:
+        """The request :meth:`send_message` sends (also sent from the calling thread, see producer.direct)."""
+        return self._request(code, header.to_ext_fields(), body)
 
     async def send_message_oneway(
         self, addr: str, code: int, header: CommandHeader, body: bytes, timeout_ms: float,
     ) -> None:
-        await self.remoting.invoke_oneway(addr, self._request(code, header.to_ext_fields(), body), timeout_ms)
+        await self.remoting.invoke_oneway(addr, self.send_message_request(code, header, body), timeout_ms)
 
     async def send_heartbeat(self, addr: str, heartbeat: HeartbeatData, timeout_ms: float | None = None) -> int:
         """HEART_BEAT; the broker's version from the response."""
@@ -233,3 +234,10 @@ def response_error(response: RemotingCommand, addr: str | None) -> Exception:
             response.code, f"{remark} (check access_key and secret_key and the account's permissions)", addr,
         )
     return error_for_response(response.code, response.remark, addr)
+
+
+def stored_or_raise(response: RemotingCommand, addr: str) -> RemotingCommand:
+    """``response`` to a send when it means the message was stored, else its typed error."""
+    if response.code not in STORED_RESPONSE_CODES:
+        raise response_error(response, addr)
+    return response

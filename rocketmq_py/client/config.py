@@ -119,6 +119,9 @@ class ProducerConfig(ClientConfig):
     enable_msg_trace: bool = False
     #: The trace topic; None means RMQ_SYS_TRACE_TOPIC.
     custom_trace_topic: str | None = None
+    #: The blocking ``Producer.send`` runs in the calling thread, on that thread's own connection to the
+    #: broker, instead of hopping to the background loop (see ``client/producer/direct.py``). No Java setting.
+    send_in_calling_thread: bool = True
 
     def compression_code(self) -> int:
         """The codec constant of ``compress_type``; InvalidArgumentError when it is not ZLIB, LZ4 or ZSTD."""

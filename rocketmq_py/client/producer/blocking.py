@@ -19,6 +19,7 @@ from rocketmq_py.remoting.blocking import BackgroundLoop
 
 if TYPE_CHECKING:
     from rocketmq_py.client.config import ProducerConfig
+    from rocketmq_py.client.producer.direct import DirectSender
     from rocketmq_py.client.producer.selector import SelectorLike
     from rocketmq_py.common.message import Message, MessageExt
     from rocketmq_py.common.message_queue import MessageQueue
@@ -70,6 +71,7 @@ class Producer(BlockingFacade):
                  **options: Any) -> None:
         super().__init__()
         self._core: AsyncProducer = self._make_core(producer_group, config, options)
+        self._direct: DirectSender | None = None
 
     def _make_core(self, producer_group: str | None, config: ProducerConfig | None,
                    options: dict[str, Any]) -> AsyncProducer:
@@ -88,10 +90,19 @@ class Producer(BlockingFacade):
     def start(self) -> None:
         """Validate the settings and connect (see :meth:`AsyncProducer.start`); a producer starts once."""
         self._run(self._core.start())
+        if self._core.config.send_in_calling_thread:
+            # lazy: the remoting client comes with start, not with the import (tests/test_import_cost.py)
+            from rocketmq_py.client.producer.direct import DirectSender
+
+            self._direct = DirectSender(self._core, self._loop)
 
     def shutdown(self) -> None:
         """Wait for the sends in flight, then disconnect (see :meth:`AsyncProducer.shutdown`)."""
-        self._run(self._core.shutdown())
+        try:
+            self._run(self._core.shutdown())
+        finally:
+            if self._direct is not None:
+                self._direct.close()
 
     def close(self) -> None:
         """The same as :meth:`shutdown`."""
@@ -113,7 +124,12 @@ class Producer(BlockingFacade):
              selector: SelectorLike | None = None, arg: Any = None, timeout_ms: float | None = None) -> SendResult:
         """Send and wait for the broker's answer, retrying as Java's sync send does; a list of messages is
         one batch. ``queue`` or ``selector`` + ``arg`` pick the queue (then no retry). See
-        :meth:`AsyncProducer.send`."""
+        :meth:`AsyncProducer.send`. Safe to call from many threads at once; each sends on its own connection
+        (``ProducerConfig.send_in_calling_thread``)."""
+        if self._direct is not None:
+            result = self._direct.send(message, queue, selector, arg, timeout_ms)
+            if result is not None:
+                return result
         return self._run(self._core.send(message, queue, selector=selector, arg=arg, timeout_ms=timeout_ms))
 
     def send_batch(self, messages: Sequence[Message], queue: MessageQueue | None = None, *,

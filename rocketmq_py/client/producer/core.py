@@ -5,6 +5,11 @@ retries, fault avoidance), :meth:`AsyncProducer._send_select` (a queue
 selector, no retry) or straight to a queue, and all end in
 :meth:`AsyncProducer._send_kernel`, which builds the SEND_MESSAGE_V2 /
 SEND_BATCH_MESSAGE request.
+
+The retry loop (:meth:`AsyncProducer.sync_attempts`), the request
+(``send_request_parts``) and the result (``send_result``) do no I/O, so the
+blocking producer's send from the calling thread (:mod:`.direct`) runs the
+same code.
 """
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ import dataclasses
 import enum
 import logging
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Sequence, TypeVar
 
 from rocketmq_py.client.config import ProducerConfig
 from rocketmq_py.client.failure_log import FailureLog
@@ -47,7 +52,9 @@ if TYPE_CHECKING:
     from rocketmq_py.client.instance import MQClientInstance
     from rocketmq_py.client.producer.selector import SelectorLike
     from rocketmq_py.common.message import MessageExt
+    from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
     from rocketmq_py.common.route import TopicRouteData
+    from rocketmq_py.remoting.command import RemotingCommand
 
 _log = logging.getLogger(__name__)
 _Self = TypeVar("_Self", bound="AsyncProducer")
@@ -74,6 +81,12 @@ class CommunicationMode(enum.Enum):
 
 def _now_ms() -> float:
     return time.monotonic() * 1000.0
+
+
+def no_broker_error(queue: MessageQueue) -> BrokerNotFoundError:
+    return BrokerNotFoundError(
+        f"the broker {queue.broker_name!r} does not exist or has no master: check the queue or the cluster"
+    )
 
 
 def make_config(producer_group: str | None, config: ProducerConfig | None, options: dict[str, Any]) -> ProducerConfig:
@@ -268,7 +281,7 @@ class AsyncProducer:
         (ordered messages); neither is retried, as in Java.
         """
         timeout = self.config.send_msg_timeout if timeout_ms is None else timeout_ms
-        message = self._prepare(message)
+        message = self.prepare_message(message)
         if selector is not None:
             return await self._send_select(message, selector, arg, CommunicationMode.SYNC, timeout)  # type: ignore
         if queue is not None:
@@ -292,7 +305,7 @@ class AsyncProducer:
         """
         self._running_instance()
         timeout = self.config.send_msg_timeout if timeout_ms is None else timeout_ms
-        prepared = self._prepare(message)
+        prepared = self.prepare_message(message)
         if selector is not None:
             work: Awaitable[Any] = self._send_select(prepared, selector, arg, CommunicationMode.ASYNC, timeout)
         elif queue is not None:
@@ -314,7 +327,7 @@ class AsyncProducer:
     ) -> None:
         """Send without waiting for an answer (no result, no retry)."""
         timeout = self.config.send_msg_timeout
-        message = self._prepare(message)
+        message = self.prepare_message(message)
         if selector is not None:
             await self._send_select(message, selector, arg, CommunicationMode.ONEWAY, timeout)
         elif queue is not None:
@@ -368,7 +381,7 @@ class AsyncProducer:
 
     # --- the send paths --------------------------------------------------------------------------
 
-    def _prepare(self, message: Message | Sequence[Message]) -> Message:
+    def prepare_message(self, message: Message | Sequence[Message]) -> Message:
         """Validate (nothing is sent when this raises) and turn a list into a batch."""
         self._running_instance()
         if isinstance(message, Message):
@@ -392,6 +405,27 @@ class AsyncProducer:
         info = await self._publish_info_or_raise(self.config.with_namespace(message.topic))
         if mode is CommunicationMode.ASYNC:
             return await self._send_async_attempts(message, info, started, timeout_ms)
+        attempts = self.sync_attempts(message, info, mode, timeout_ms, started)
+        try:
+            queue, remaining_ms = next(attempts)
+            while True:
+                try:
+                    result = await self._send_kernel(message, queue, mode, remaining_ms)
+                except BaseException as error:
+                    queue, remaining_ms = attempts.throw(error)
+                else:
+                    queue, remaining_ms = attempts.send(result)
+        except StopIteration as end:
+            return end.value  # type: ignore[no-any-return]
+
+    def sync_attempts(self, message: Message, info: TopicPublishInfo, mode: CommunicationMode, timeout_ms: float,
+                      started: float) -> Generator[tuple[MessageQueue, float], SendResult | None, SendResult | None]:
+        """Java's sync send loop (retries, fault avoidance) without its I/O, so that the asyncio send and the
+        blocking send from the calling thread (:mod:`.direct`) share it.
+
+        Yields the queue of each attempt and the time left for it (ms); the driver sends the attempt's result
+        in, or throws its error in. Returns the final result, or raises as Java's sendDefaultImpl does.
+        """
         total = 1 + self.config.retry_times_when_send_failed if mode is CommunicationMode.SYNC else 1
         queue: MessageQueue | None = None
         brokers_sent: list[str] = []
@@ -409,7 +443,7 @@ class AsyncProducer:
                 timed_out = True
                 break
             try:
-                result = await self._send_kernel(message, queue, mode, timeout_ms - spent)
+                result = yield queue, timeout_ms - spent
             except (RemotingError, ClientError) as error:
                 self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
                 self._failures.failed(queue.broker_name, error, f"trying again (queue {queue.queue_id})")
@@ -492,28 +526,35 @@ class AsyncProducer:
     async def _send_select(self, message: Message, selector: SelectorLike, arg: Any, mode: CommunicationMode,
                            timeout_ms: float) -> SendResult | None:
         started = _now_ms()
-        select = as_selector_function(selector)
         info = await self._publish_info_or_raise(self.config.with_namespace(message.topic))
-        queues = [MessageQueue(self.config.without_namespace(q.topic), q.broker_name, q.queue_id)
-                  for q in info.message_queues]
-        chosen = select(queues, message, arg)
-        if chosen is None:
-            raise InvalidArgumentError("the message queue selector returned None: it must return one of the queues")
-        chosen = MessageQueue(self.config.with_namespace(chosen.topic), chosen.broker_name, chosen.queue_id)
+        chosen = self.selected_queue(info, message, selector, arg)
         spent = _now_ms() - started
         if spent > timeout_ms:
             raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up while selecting a queue")
         return await self._send_kernel(message, chosen, mode, timeout_ms - spent)
 
+    def selected_queue(self, info: TopicPublishInfo, message: Message, selector: SelectorLike, arg: Any) -> MessageQueue:
+        """The queue ``selector`` picks for ``arg``, among the queues it is shown without the namespace."""
+        select = as_selector_function(selector)
+        queues = [MessageQueue(self.config.without_namespace(q.topic), q.broker_name, q.queue_id)
+                  for q in info.message_queues]
+        chosen = select(queues, message, arg)
+        if chosen is None:
+            raise InvalidArgumentError("the message queue selector returned None: it must return one of the queues")
+        return MessageQueue(self.config.with_namespace(chosen.topic), chosen.broker_name, chosen.queue_id)
+
     async def _send_to_queue(self, message: Message, queue: MessageQueue, mode: CommunicationMode,
                              timeout_ms: float) -> SendResult | None:
+        return await self._send_kernel(message, self.target_queue(message, queue), mode, timeout_ms)
+
+    def target_queue(self, message: Message, queue: MessageQueue) -> MessageQueue:
+        """``queue``, given by the caller for ``message``, with the namespace; it must be of the message's topic."""
         topic = self.config.with_namespace(message.topic)
         if self.config.with_namespace(queue.topic) != topic:
             raise InvalidArgumentError(
                 f"the message's topic {message.topic!r} is not the queue's topic {queue.topic!r}"
             )
-        queue = MessageQueue(topic, queue.broker_name, queue.queue_id)
-        return await self._send_kernel(message, queue, mode, timeout_ms)
+        return MessageQueue(topic, queue.broker_name, queue.queue_id)
 
     async def _broker_address(self, queue: MessageQueue) -> str:
         instance = self._running_instance()
@@ -522,20 +563,37 @@ class AsyncProducer:
             await self.find_publish_info(queue.topic)
             addr = instance.find_broker_address_in_publish(queue.broker_name)
         if addr is None:
-            raise BrokerNotFoundError(
-                f"the broker {queue.broker_name!r} does not exist or has no master: check the queue or the cluster"
-            )
+            raise no_broker_error(queue)
         return addr
 
     async def _send_kernel(self, message: Message, queue: MessageQueue, mode: CommunicationMode,
                            timeout_ms: float) -> SendResult | None:
+        started = _now_ms()
+        instance = self._running_instance()
+        addr = await self._broker_address(queue)
+        code, header, body = self.send_request_parts(message, queue)
+        remaining = timeout_ms - (_now_ms() - started)
+        if remaining <= 0:
+            raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up before the request was sent")
+        if mode is CommunicationMode.ONEWAY:
+            await instance.api.send_message_oneway(addr, code, header, body, remaining)
+            return None
+        try:
+            response = await instance.api.send_message(addr, code, header, body, remaining)
+        except BaseException as error:
+            self._run_hooks(message, queue, addr, None, error, _now_ms() - started)
+            raise
+        result = self.send_result(message, queue, response)
+        self._run_hooks(message, queue, addr, result, None, _now_ms() - started)
+        return result
+
+    def send_request_parts(self, message: Message, queue: MessageQueue) -> tuple[int, SendMessageRequestHeaderV2, bytes]:
+        """The request code, header and body that send ``message`` (prepared) to ``queue``, as Java's
+        sendKernelImpl builds them; gives the message its UNIQ_KEY when it has none."""
         # lazy: loaded with the first send, not at import (a repeated import is a lookup in sys.modules)
         from rocketmq_py import codec
         from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
 
-        started = _now_ms()
-        instance = self._running_instance()
-        addr = await self._broker_address(queue)
         properties = message.properties
         is_batch = isinstance(message, BatchMessage)
         if not is_batch and UNIQ_KEY not in properties:
@@ -578,21 +636,15 @@ class AsyncProducer:
             code = RequestCode.SEND_BATCH_MESSAGE
         else:
             code = RequestCode.SEND_MESSAGE_V2
-        remaining = timeout_ms - (_now_ms() - started)
-        if remaining <= 0:
-            raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up before the request was sent")
-        if mode is CommunicationMode.ONEWAY:
-            await instance.api.send_message_oneway(addr, code, header, body, remaining)
-            return None
-        try:
-            response = await instance.api.send_message(addr, code, header, body, remaining)
-        except BaseException as error:
-            self._run_hooks(message, queue, addr, None, error, _now_ms() - started)
-            raise
+        return code, header, body
+
+    def send_result(self, message: Message, queue: MessageQueue, response: RemotingCommand) -> SendResult:
+        """The SendResult of a stored ``message`` from the broker's response."""
         ext = response.ext_fields or {}
-        result = SendResult(
+        is_batch = isinstance(message, BatchMessage)
+        return SendResult(
             SendStatus.from_response_code(response.code),
-            message.msg_ids if is_batch else properties[UNIQ_KEY],  # type: ignore[attr-defined]
+            message.msg_ids if is_batch else message.properties[UNIQ_KEY],  # type: ignore[attr-defined]
             ext.get("msgId", ""),
             MessageQueue(self.config.without_namespace(queue.topic), queue.broker_name, int(ext.get("queueId", -1))),
             int(ext.get("queueOffset", -1)),
@@ -600,8 +652,6 @@ class AsyncProducer:
             ext.get(MessageConst.MSG_REGION) or "DefaultRegion",
             ext.get(MessageConst.TRACE_SWITCH) != "false",
         )
-        self._run_hooks(message, queue, addr, result, None, _now_ms() - started)
-        return result
 
     def _run_hooks(self, message: Message, queue: MessageQueue, addr: str, result: SendResult | None,
                    error: BaseException | None, cost_ms: float) -> None:

@@ -1,0 +1,125 @@
+"""The blocking producer's sync send, run in the calling thread (see :mod:`rocketmq_py.remoting.direct`).
+
+A blocking ``Producer.send`` that hopped to the background loop spent more CPU
+on the two thread switches than on the send itself. Here the calling thread
+does the whole send, as a Java thread does: it picks the queue, builds the
+request, writes it on its own connection to the broker and reads the answer.
+The retry loop, the queue choice, the request and the result are the asyncio
+producer's own (:meth:`AsyncProducer.sync_attempts`, ``send_request_parts``,
+``send_result``), so both paths send the same bytes and give the same results
+and errors.
+
+What needs the loop still goes there: the first send to a topic (its route
+comes from the name server), a broker address missing from the routes, and
+every send while send hooks (message trace) are installed, since those hooks
+belong to the loop.
+"""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from rocketmq_py.client.api import stored_or_raise
+from rocketmq_py.client.producer.core import AsyncProducer, CommunicationMode, ServiceState, no_broker_error
+from rocketmq_py.common.message import Message
+from rocketmq_py.errors import SendTimeoutError
+from rocketmq_py.remoting.direct import DirectChannels
+
+if TYPE_CHECKING:
+    from rocketmq_py.client.producer.publish_info import TopicPublishInfo
+    from rocketmq_py.client.producer.result import SendResult
+    from rocketmq_py.client.producer.selector import SelectorLike
+    from rocketmq_py.common.message_queue import MessageQueue
+    from rocketmq_py.remoting.blocking import BackgroundLoop
+
+
+def _now_ms() -> float:
+    return time.monotonic() * 1000.0
+
+
+class DirectSender:
+    """Sends for one blocking producer from the calling threads; :meth:`send` returns None when the send
+    must go through the loop instead (decided before anything is sent)."""
+
+    def __init__(self, core: AsyncProducer, loop: BackgroundLoop) -> None:
+        """``core`` is started: its client instance holds the remoting settings (TLS included) to follow."""
+        assert core.instance is not None
+        self._core = core
+        self._loop = loop
+        self._api = core.instance.api
+        self._channels = DirectChannels(self._api.remoting.config, self._api.remoting.ssl_context)
+
+    def send(self, message: Message | Sequence[Message], queue: MessageQueue | None, selector: SelectorLike | None,
+             arg: Any, timeout_ms: float | None) -> SendResult | None:
+        core = self._core
+        info = self._ready_route(message)
+        if info is None:
+            return None
+        timeout = core.config.send_msg_timeout if timeout_ms is None else timeout_ms
+        prepared = core.prepare_message(message)
+        if selector is not None:
+            started = _now_ms()
+            chosen = core.selected_queue(info, prepared, selector, arg)
+            spent = _now_ms() - started
+            if spent > timeout:
+                raise SendTimeoutError(f"the send timeout of {timeout:g} ms was used up while selecting a queue")
+            return self._send_kernel(prepared, chosen, timeout - spent)
+        if queue is not None:
+            return self._send_kernel(prepared, core.target_queue(prepared, queue), timeout)
+        return _run_attempts(core.sync_attempts(prepared, info, CommunicationMode.SYNC, timeout, _now_ms()),
+                             lambda attempt: self._send_kernel(prepared, *attempt))
+
+    def close(self) -> None:
+        self._channels.close()
+
+    def _ready_route(self, message: Message | Sequence[Message]) -> TopicPublishInfo | None:
+        """The cached route of the message's topic when this send can be made here, else None."""
+        core = self._core
+        if core.state is not ServiceState.RUNNING or core.send_hooks or self._loop.in_loop_thread():
+            return None  # (on the loop's thread, the loop's send raises: a blocking call there would stall it)
+        if isinstance(message, Message):
+            topic = message.topic
+        elif isinstance(message, (list, tuple)) and message and isinstance(message[0], Message):
+            topic = message[0].topic
+        else:
+            return None  # the loop's send raises the error
+        info = core.publish_infos.get(core.config.with_namespace(topic))
+        return info if info is not None and info.ok() else None
+
+    def _send_kernel(self, message: Message, queue: MessageQueue, timeout_ms: float) -> SendResult:
+        core = self._core
+        started = _now_ms()
+        addr = self._broker_address(queue)
+        code, header, body = core.send_request_parts(message, queue)
+        remaining = timeout_ms - (_now_ms() - started)
+        if remaining <= 0:
+            raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up before the request was sent")
+        request = self._api.send_message_request(code, header, body)
+        response = self._channels.get(addr).call(request, remaining)
+        return core.send_result(message, queue, stored_or_raise(response, addr))
+
+    def _broker_address(self, queue: MessageQueue) -> str:
+        instance = self._core.instance
+        assert instance is not None
+        addr = instance.find_broker_address_in_publish(queue.broker_name)
+        if addr is None:
+            self._loop.run(self._core.find_publish_info(queue.topic))  # the route refresh belongs to the loop
+            addr = instance.find_broker_address_in_publish(queue.broker_name)
+        if addr is None:
+            raise no_broker_error(queue)
+        return addr
+
+
+def _run_attempts(attempts: Any, attempt: Callable[[tuple[MessageQueue, float]], SendResult]) -> SendResult:
+    """Drive :meth:`AsyncProducer.sync_attempts` with blocking attempts."""
+    try:
+        planned = next(attempts)
+        while True:
+            try:
+                result = attempt(planned)
+            except BaseException as error:
+                planned = attempts.throw(error)
+            else:
+                planned = attempts.send(result)
+    except StopIteration as end:
+        return end.value  # type: ignore[no-any-return]
