@@ -9,8 +9,10 @@ messages (below the compression threshold):
 
 and the Java peer ``producer-bench`` with the same settings (sync from one thread, async with 64
 in flight through a semaphore, batches of 32). Latency is per call (per batch in batch mode).
-Prints one JSON object with both sides and the Python/Java ratios (throughput ratio above 1 and
-latency ratio below 1 mean Python is better).
+Each side also reports its client process's CPU per message over the timed run (``cpuUsPerMsg``,
+every thread: /proc/self/stat here, the JVM's process CPU time in the peer). Prints one JSON object
+with both sides and the Python/Java ratios (throughput ratio above 1, latency and CPU ratios below 1
+mean Python is better).
 
 Usage: ``python benchmarks/producer/bench_producer.py [--count N] [--sync-count N] [--warmup N]
 [--modes sync,async,batch]``
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import statistics
 import sys
@@ -43,7 +46,18 @@ IN_FLIGHT = 64
 BATCH = 32
 
 
-def _summary(mode: str, messages: int, seconds: float, latencies_s: list[float], errors: int = 0) -> dict:
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s() -> float:
+    """User + system CPU seconds of this process so far (every thread), from /proc/self/stat."""
+    with open("/proc/self/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def _summary(mode: str, messages: int, seconds: float, latencies_s: list[float], errors: int = 0,
+             cpu_s: float | None = None) -> dict:
     ordered = sorted(latencies_s)
     return {
         "mode": mode, "messages": messages, "seconds": round(seconds, 3),
@@ -51,6 +65,7 @@ def _summary(mode: str, messages: int, seconds: float, latencies_s: list[float],
         "p50Ms": round(ordered[len(ordered) // 2] * 1000, 3),
         "p99Ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 3),
         "errors": errors,
+        "cpuUsPerMsg": None if cpu_s is None else round(cpu_s * 1e6 / messages, 1),
     }
 
 
@@ -59,13 +74,15 @@ def python_sync(namesrv: str, topic: str, count: int, warmup: int) -> dict:
         for _ in range(warmup):
             producer.send(Message(topic, BODY, tags="B"))
         latencies = []
+        cpu_before = process_cpu_s()
         started = time.perf_counter()
         for _ in range(count):
             t0 = time.perf_counter()
             producer.send(Message(topic, BODY, tags="B"))
             latencies.append(time.perf_counter() - t0)
         elapsed = time.perf_counter() - started
-    return _summary("sync", count, elapsed, latencies)
+        cpu_s = process_cpu_s() - cpu_before
+    return _summary("sync", count, elapsed, latencies, cpu_s=cpu_s)
 
 
 def python_batch(namesrv: str, topic: str, count: int, warmup: int) -> dict:
@@ -74,6 +91,7 @@ def python_batch(namesrv: str, topic: str, count: int, warmup: int) -> dict:
         for _ in range(max(1, warmup // BATCH)):
             producer.send([Message(topic, BODY, tags="B") for _ in range(BATCH)])
         latencies = []
+        cpu_before = process_cpu_s()
         started = time.perf_counter()
         for _ in range(batches):
             batch = [Message(topic, BODY, tags="B") for _ in range(BATCH)]
@@ -81,12 +99,13 @@ def python_batch(namesrv: str, topic: str, count: int, warmup: int) -> dict:
             producer.send(batch)
             latencies.append(time.perf_counter() - t0)
         elapsed = time.perf_counter() - started
-    return _summary("batch", batches * BATCH, elapsed, latencies)
+        cpu_s = process_cpu_s() - cpu_before
+    return _summary("batch", batches * BATCH, elapsed, latencies, cpu_s=cpu_s)
 
 
 async def _python_async(namesrv: str, topic: str, count: int, warmup: int) -> dict:
     async with AsyncProducer(f"bench_py_async_{uuid.uuid4().hex[:6]}", namesrv_addr=namesrv) as producer:
-        async def run(n: int) -> tuple[float, list[float], int]:
+        async def run(n: int) -> tuple[float, list[float], int, float]:
             permits = asyncio.Semaphore(IN_FLIGHT)
             latencies: list[float] = []
             errors = 0
@@ -100,6 +119,7 @@ async def _python_async(namesrv: str, topic: str, count: int, warmup: int) -> di
                 permits.release()
                 pending.discard(task)
 
+            cpu_before = process_cpu_s()
             started = time.perf_counter()
             for _ in range(n):
                 await permits.acquire()
@@ -109,11 +129,11 @@ async def _python_async(namesrv: str, topic: str, count: int, warmup: int) -> di
                 task.add_done_callback(lambda done, t0=t0: finished(done, t0))
             while pending:
                 await asyncio.gather(*tuple(pending), return_exceptions=True)
-            return time.perf_counter() - started, latencies, errors
+            return time.perf_counter() - started, latencies, errors, process_cpu_s() - cpu_before
 
         await run(warmup)
-        elapsed, latencies, errors = await run(count)
-    return _summary("async", count, elapsed, latencies, errors)
+        elapsed, latencies, errors, cpu_s = await run(count)
+    return _summary("async", count, elapsed, latencies, errors, cpu_s)
 
 
 def python_async(namesrv: str, topic: str, count: int, warmup: int) -> dict:
@@ -163,10 +183,12 @@ def main() -> None:
                 "throughput_python_over_java": round(py["msgsPerSec"] / jv["msgsPerSec"], 3),
                 "p50_python_over_java": round(py["p50Ms"] / jv["p50Ms"], 3) if jv["p50Ms"] else None,
                 "p99_python_over_java": round(py["p99Ms"] / jv["p99Ms"], 3) if jv["p99Ms"] else None,
+                "client_cpu_python_over_java": round(py["cpuUsPerMsg"] / jv["cpuUsPerMsg"], 3)
+                if jv.get("cpuUsPerMsg") else None,
             }
         results["environment"] = {
             "python": platform.python_version(), "codec": codec.IMPLEMENTATION, "uvloop": uvloop_enabled(),
-            "cpus": __import__("os").cpu_count(), "body_bytes": len(BODY), "in_flight": IN_FLIGHT,
+            "cpus": os.cpu_count(), "body_bytes": len(BODY), "in_flight": IN_FLIGHT,
             "batch_size": BATCH, "threads_alive": threading.active_count(),
             "python_meets_java": {mode: r["throughput_python_over_java"] >= 1.0
                                   for mode, r in results["ratios"].items()},

@@ -42,7 +42,9 @@ final class ProduceBenchCommand {
         producer.start();
         try {
             run(producer, topic, mode, warmup, body, inflight, batchSize);
+            long cpuBefore = processCpuNanos();
             long[] lat = run(producer, topic, mode, count, body, inflight, batchSize);
+            long cpu = processCpuNanos() - cpuBefore;
             long elapsed = lat[lat.length - 1];
             long errors = lat[lat.length - 2];
             long[] samples = Arrays.copyOf(lat, lat.length - 2);
@@ -55,10 +57,17 @@ final class ProduceBenchCommand {
             out.put("p50Ms", samples[samples.length / 2] / 1e6);
             out.put("p99Ms", samples[Math.min(samples.length - 1, (int) (samples.length * 0.99))] / 1e6);
             out.put("errors", errors);
+            // the client's own CPU (every JVM thread, JIT and GC included) per message of the timed run
+            out.put("cpuUsPerMsg", cpu / 1e3 / count);
             Peer.Out.emit(out);
         } finally {
             producer.shutdown();
         }
+    }
+
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     /** Latencies in ns, then the error count, then the elapsed ns. */
