@@ -161,12 +161,15 @@ class DirectChannel:
     # --- reading ----------------------------------------------------------------------
 
     def _read_response(self, sock: socket.socket, opaque: int, deadline: float, timeout_ms: float) -> RemotingCommand:
+        first = True  # the first read keeps the timeout the write set (each settimeout is a system call)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise RemotingTimeoutError(self.addr, timeout_ms, opaque)
             try:
-                sock.settimeout(remaining)
+                if not first:
+                    sock.settimeout(remaining)
+                first = False
                 data = sock.recv(_READ_CHUNK)
             except (socket.timeout, ssl.SSLWantReadError):
                 raise RemotingTimeoutError(self.addr, timeout_ms, opaque) from None
