@@ -10,8 +10,9 @@ shares the socket with the event loop, which a Python thread cannot do cheaply.
 Each thread gets its own connection per address (:class:`DirectChannels`), so
 a channel never has two requests in flight and needs no lock. A response whose
 request already timed out is read and dropped when it arrives. A channel that
-broke, or that sat idle long enough for the server to close it, is replaced by
-a new connection on the next call.
+broke or that the server closed is replaced by a new connection on the next
+call, and so is one idle for half of ``client_channel_max_idle_time_seconds``,
+before the server's own idle limit can close it under a request.
 """
 from __future__ import annotations
 
@@ -116,8 +117,10 @@ class DirectChannel:
 
     def _still_open(self, sock: socket.socket) -> bool:
         """False when the server closed the connection (brokers close idle ones); reads what waits meanwhile."""
-        if time.monotonic() - self._last_used >= self._config.client_channel_max_idle_time_seconds:
-            return False  # the server may be closing it right now: do not write into that race
+        if time.monotonic() - self._last_used >= self._config.client_channel_max_idle_time_seconds / 2:
+            # No heartbeat keeps this connection busy, and servers close idle ones (after 120 s by default, the
+            # same limit as ours): half of it is a margin against writing while the server is closing it.
+            return False
         if not self._poller.poll(0):
             return True
         # Readable while nothing is asked: late responses to timed-out requests, or the end of the stream.
