@@ -416,7 +416,8 @@ class AsyncProducer:
                 else:
                     queue, remaining_ms = attempts.send(result)
         except StopIteration as end:
-            return end.value  # type: ignore[no-any-return]
+            final: SendResult | None = end.value
+            return final
 
     def sync_attempts(self, message: Message, info: TopicPublishInfo, mode: CommunicationMode, timeout_ms: float,
                       started: float) -> Generator[tuple[MessageQueue, float], SendResult | None, SendResult | None]:

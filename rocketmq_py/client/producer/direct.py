@@ -17,7 +17,7 @@ belong to the loop.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
 from rocketmq_py.client.api import stored_or_raise
 from rocketmq_py.client.producer.core import AsyncProducer, CommunicationMode, ServiceState, no_broker_error
@@ -46,6 +46,7 @@ class DirectSender:
         assert core.instance is not None
         self._core = core
         self._loop = loop
+        self._instance = core.instance
         self._api = core.instance.api
         self._channels = DirectChannels(self._api.remoting.config, self._api.remoting.ssl_context)
 
@@ -99,18 +100,17 @@ class DirectSender:
         return core.send_result(message, queue, stored_or_raise(response, addr))
 
     def _broker_address(self, queue: MessageQueue) -> str:
-        instance = self._core.instance
-        assert instance is not None
-        addr = instance.find_broker_address_in_publish(queue.broker_name)
+        addr = self._instance.find_broker_address_in_publish(queue.broker_name)
         if addr is None:
             self._loop.run(self._core.find_publish_info(queue.topic))  # the route refresh belongs to the loop
-            addr = instance.find_broker_address_in_publish(queue.broker_name)
+            addr = self._instance.find_broker_address_in_publish(queue.broker_name)
         if addr is None:
             raise no_broker_error(queue)
         return addr
 
 
-def _run_attempts(attempts: Any, attempt: Callable[[tuple[MessageQueue, float]], SendResult]) -> SendResult:
+def _run_attempts(attempts: Generator[tuple[MessageQueue, float], SendResult | None, SendResult | None],
+                  attempt: Callable[[tuple[MessageQueue, float]], SendResult]) -> SendResult:
     """Drive :meth:`AsyncProducer.sync_attempts` with blocking attempts."""
     try:
         planned = next(attempts)
@@ -122,4 +122,6 @@ def _run_attempts(attempts: Any, attempt: Callable[[tuple[MessageQueue, float]],
             else:
                 planned = attempts.send(result)
     except StopIteration as end:
-        return end.value  # type: ignore[no-any-return]
+        final: SendResult | None = end.value
+        assert final is not None  # a sync send ends with a result or an error
+        return final
