@@ -37,6 +37,7 @@ from rocketmq_py._codec_types import (
     HEADER_BOOL,
     HEADER_FLOAT,
     HEADER_INT,
+    HEADER_PLANS,
     HEADER_STR,
     LANGUAGE_CODES,
     LANGUAGE_NAMES,

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping
 from rocketmq_py._codec_types import (
     HEADER_BOOL,
     HEADER_INT,
+    HEADER_PLANS,
     HEADER_STR,
     LANGUAGE_CODES,
     LANGUAGE_NAMES,
@@ -183,9 +184,10 @@ class FrameDecoder:
 def encode_json_header(cmd: RemotingCommand) -> bytes:
     """The header as fastjson writes it: sorted keys, nulls left out."""
     parts = ['{"code":', str(_int32(cmd.code))]
-    if cmd.ext_fields is not None:
+    ext_fields = cmd.wire_ext_fields()
+    if ext_fields is not None:
         parts.append(',"extFields":')
-        parts.append(_json_string_map(cmd.ext_fields))
+        parts.append(_json_string_map(ext_fields))
     parts.append(',"flag":')
     parts.append(str(_int32(cmd.flag)))
     parts.append(',"language":"')
@@ -294,8 +296,9 @@ def encode_rocketmq_header(cmd: RemotingCommand) -> bytes:
     """The binary header of RocketMQSerializable: 21 fixed bytes, remark, ext map."""
     remark = cmd.remark.encode("utf-8", "surrogatepass") if cmd.remark else b""
     ext = bytearray()
-    if cmd.ext_fields:
-        for key, value in cmd.ext_fields.items():
+    ext_fields = cmd.wire_ext_fields()
+    if ext_fields:
+        for key, value in ext_fields.items():
             if key is None or value is None:
                 continue
             if not isinstance(key, str) or not isinstance(value, str):
@@ -430,6 +433,23 @@ def header_from_fields(cls: type, fields: Mapping[str, Any] | None, plan: Header
     header: Any = object.__new__(cls)
     header.__dict__.update(values)
     return header
+
+
+def header_fields(header: Any) -> dict[str, str]:
+    """``header_to_fields`` with the plan of the header's class: ``CommandHeader.to_ext_fields`` itself."""
+    return header_to_fields(header, _plan_of(type(header)))
+
+
+def read_header(cls: Any, fields: Mapping[str, Any] | None) -> Any:
+    """``header_from_fields`` with the plan of ``cls``: ``CommandHeader.from_ext_fields`` itself."""
+    return header_from_fields(cls, fields, _plan_of(cls))
+
+
+def _plan_of(cls: Any) -> HeaderPlan:
+    plan = HEADER_PLANS.get(cls)
+    if plan is None:
+        plan = cls._plan()
+    return plan
 
 
 def _utf8(data: bytes) -> str:

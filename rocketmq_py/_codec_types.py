@@ -5,7 +5,7 @@ its behaviour: encoding and decoding live in ``_codec`` and ``_codec_py``.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple, Protocol
 
 SERIALIZE_JSON = 0
 SERIALIZE_ROCKETMQ = 1
@@ -27,17 +27,32 @@ LANGUAGE_OTHER = 7
 VERSION_4_9_8 = 409
 
 
+class HeaderObject(Protocol):
+    """What a command's ``custom_header`` is: a ``common.headers`` header (this module imports none of them)."""
+
+    def to_ext_fields(self) -> dict[str, str]: ...
+
+
 class RemotingCommand:
     """One request or response frame.
 
     ``ext_fields`` holds the custom header as strings, exactly as on the wire;
     ``body`` is ``None`` when the frame has no body (Java turns an empty body
     into null too).
+
+    A command being sent may instead carry its header object as
+    ``custom_header`` (Java's ``customHeader``): the encoder writes its fields
+    straight into the frame, with no string dict in between. The frame's
+    extFields are then the header's fields followed by ``ext_fields`` (an
+    entry of ``ext_fields`` replaces a header field of the same name), which
+    :meth:`wire_ext_fields` spells out and :meth:`make_custom_header_to_net`
+    makes the command's own ``ext_fields`` before anything reads or signs them.
+    Decoded commands never carry one.
     """
 
     __slots__ = (
         "code", "language", "version", "opaque", "flag",
-        "remark", "ext_fields", "body", "serialize_type",
+        "remark", "ext_fields", "body", "serialize_type", "custom_header",
     )
 
     def __init__(
@@ -51,6 +66,7 @@ class RemotingCommand:
         ext_fields: dict[str, str] | None = None,
         body: bytes | None = None,
         serialize_type: int = SERIALIZE_JSON,
+        custom_header: HeaderObject | None = None,
     ) -> None:
         self.code = code
         self.language = language
@@ -61,6 +77,27 @@ class RemotingCommand:
         self.ext_fields = ext_fields
         self.body = body
         self.serialize_type = serialize_type
+        self.custom_header = custom_header
+
+    def wire_ext_fields(self) -> dict[str, str] | None:
+        """The extFields the frame carries: ``custom_header``'s fields, then ``ext_fields``."""
+        header = self.custom_header
+        if header is None:
+            return self.ext_fields
+        fields = header.to_ext_fields()
+        if self.ext_fields:
+            fields.update(self.ext_fields)
+        return fields
+
+    def make_custom_header_to_net(self) -> None:
+        """Move ``custom_header``'s fields into ``ext_fields`` (Java's ``makeCustomHeaderToNet``).
+
+        Call it before code that reads the outgoing strings, as Java's ACL hook
+        does before signing; the frame's bytes stay the same.
+        """
+        if self.custom_header is not None:
+            self.ext_fields = self.wire_ext_fields()
+            self.custom_header = None
 
     @property
     def is_response(self) -> bool:
@@ -83,10 +120,11 @@ class RemotingCommand:
     def __repr__(self) -> str:
         body = "None" if self.body is None else f"<{len(self.body)} bytes>"
         kind = "response" if self.is_response else ("oneway" if self.is_oneway else "request")
+        header = "" if self.custom_header is None else f" custom_header={self.custom_header!r}"
         return (
             f"RemotingCommand({kind} code={self.code} opaque={self.opaque} flag={self.flag} "
             f"language={self.language} version={self.version} remark={self.remark!r} "
-            f"ext_fields={self.ext_fields!r} body={body} serialize_type={self.serialize_type})"
+            f"ext_fields={self.ext_fields!r}{header} body={body} serialize_type={self.serialize_type})"
         )
 
 
@@ -143,3 +181,8 @@ class HeaderPlan(NamedTuple):
     missing: Callable[[type, str], None]
     slow_int: Callable[[type, str, Any, int, bool], int | None]
     bad_float: Callable[[type, str, Any], None]
+
+
+#: The plan of each header class, filled by ``common.headers.base`` (a subclass has its own fields, so plans are
+#: not inherited); kept here so that the encoders find a custom header's plan without importing the headers.
+HEADER_PLANS: dict[type, HeaderPlan] = {}

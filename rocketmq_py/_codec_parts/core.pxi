@@ -244,10 +244,11 @@ cdef object _decode_text(const uint8_t* data, Py_ssize_t length):
 
 _COMMAND_FIELDS = (
     "code", "language", "version", "opaque", "flag", "remark", "ext_fields", "body", "serialize_type",
+    "custom_header",
 )
 cdef enum:
     RC_CODE, RC_LANGUAGE, RC_VERSION, RC_OPAQUE, RC_FLAG, RC_REMARK, RC_EXT_FIELDS, RC_BODY, RC_SERIALIZE_TYPE
-    RC_COUNT
+    RC_CUSTOM_HEADER, RC_COUNT
 
 _MESSAGE_FIELDS = (
     "topic", "body", "flag", "properties", "transaction_id", "queue_id", "store_size", "queue_offset",
@@ -309,6 +310,7 @@ cdef object _new_command(object code, object language, object version, object op
     rmq_fill_slot(cmd, _command_slots[RC_EXT_FIELDS], ext_fields)
     rmq_fill_slot(cmd, _command_slots[RC_BODY], body)
     rmq_fill_slot(cmd, _command_slots[RC_SERIALIZE_TYPE], serialize_type)
+    rmq_fill_slot(cmd, _command_slots[RC_CUSTOM_HEADER], None)
     return cmd
 
 

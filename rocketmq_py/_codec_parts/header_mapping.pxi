@@ -20,6 +20,7 @@ cdef enum:
 assert (HEADER_STR, HEADER_INT, HEADER_BOOL, HEADER_FLOAT) == (K_STR, K_INT, K_BOOL, K_FLOAT)
 
 cdef object _EMPTY_FIELDS = {}
+cdef dict _header_plans = HEADER_PLANS
 
 
 cdef inline object _decimal_text(long long value):
@@ -34,24 +35,80 @@ def header_to_fields(header, plan) -> dict:
     cdef dict values = header.__dict__
     cdef dict fields = {}
     cdef tuple entry
-    cdef int kind
     cdef long long number
-    cdef int overflow
     for entry in <tuple>plan[0]:
         value = values[entry[0]]
         if value is None:
             continue
-        kind = entry[2]
-        if kind == K_BOOL:
-            PyDict_SetItem(fields, entry[1], "true" if value else "false")
-        elif kind == K_STR and PyUnicode_CheckExact(value):
-            PyDict_SetItem(fields, entry[1], value)
-        elif PyLong_CheckExact(value):
-            number = PyLong_AsLongLongAndOverflow(value, &overflow)
-            PyDict_SetItem(fields, entry[1], str(value) if overflow else _decimal_text(number))
-        else:
-            PyDict_SetItem(fields, entry[1], str(value))
+        text = _field_text(value, entry[2], &number)
+        PyDict_SetItem(fields, entry[1], _decimal_text(number) if text is None else text)
     return fields
+
+
+cdef object _field_text(object value, int kind, long long* number):
+    """The extFields text of a field value (not None), or None with ``number`` set for an int that fits a C long long
+    (callers write its digits without a str in between)."""
+    cdef int overflow
+    if kind == K_BOOL:
+        return "true" if value else "false"
+    if kind == K_STR and PyUnicode_CheckExact(value):
+        return value
+    if PyLong_CheckExact(value):
+        number[0] = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if not overflow:
+            return None
+    return str(value)
+
+
+cdef object _direct_plan(object header, object ext_fields):
+    """The plan of the custom ``header`` when the encoder can write its fields straight into the frame, else None:
+    with extra ``ext_fields`` to merge, or for a class without a plan yet, the encoder writes
+    ``cmd.wire_ext_fields()`` as the twin always does."""
+    cdef PyObject* found
+    if ext_fields:
+        return None
+    found = PyDict_GetItemWithError(_header_plans, type(header))
+    if found == NULL:
+        return None
+    return <object>found
+
+
+cdef int _w_header_entries(Writer* w, object header, object plan, bint json) except -1:
+    """The extFields entries ``header_to_fields(header, plan)`` would give, written in order as the JSON map's
+    members or the ROCKETMQ ext block's entries."""
+    cdef dict values = header.__dict__
+    cdef tuple entry
+    cdef long long number
+    cdef char digits[24]
+    cdef int start
+    cdef bint first = True
+    for entry in <tuple>plan[0]:
+        value = values[entry[0]]
+        if value is None:
+            continue
+        name = entry[1]
+        text = _field_text(value, entry[2], &number)
+        if json:
+            if not first:
+                _w_byte(w, b',')
+            first = False
+            _w_json_str(w, name)
+            _w_byte(w, b':')
+            if text is None:
+                start = _decimal_digits(digits, number)
+                _w_byte(w, b'"')
+                _w_put(w, digits + start, 24 - start)
+                _w_byte(w, b'"')
+            else:
+                _w_json_str(w, text)
+        elif text is None:
+            start = _decimal_digits(digits, number)
+            _w_ext_key(w, name)
+            _w_u32(w, <uint32_t>(24 - start))
+            _w_put(w, digits + start, 24 - start)
+        else:
+            _w_ext_entry(w, name, text)
+    return 0
 
 
 cdef object _short_ascii_int(object text, int bits):
@@ -78,6 +135,37 @@ def header_from_fields(cls, fields, plan):
     The instance is made without calling ``__init__`` (header dataclasses have no ``__post_init__``):
     every field gets its value or its default.
     """
+    return _header_from_fields(cls, fields, plan)
+
+
+def header_fields(header) -> dict:
+    """``header_to_fields`` with the plan of the header's class: ``CommandHeader.to_ext_fields`` itself."""
+    return header_to_fields(header, _plan_of(type(header)))
+
+
+def read_header(cls, fields):
+    """``header_from_fields`` with the plan of ``cls``: ``CommandHeader.from_ext_fields`` itself."""
+    return _header_from_fields(cls, fields, _plan_of(cls))
+
+
+cdef object _plan_of(object cls):
+    cdef PyObject* found = PyDict_GetItemWithError(_header_plans, cls)
+    if found != NULL:
+        return <object>found
+    return cls._plan()
+
+
+cdef inline bint _is_ascii_true(object text) noexcept:
+    """``text.lower() == "true"`` for an exact ASCII str (the only kind whose answer is decided here)."""
+    cdef const char* data
+    if PyUnicode_GET_LENGTH(text) != 4:
+        return False
+    data = <const char*>PyUnicode_DATA(text)
+    return ((data[0] | 0x20) == b't' and (data[1] | 0x20) == b'r' and (data[2] | 0x20) == b'u'
+            and (data[3] | 0x20) == b'e')
+
+
+cdef object _header_from_fields(object cls, object fields, object plan):
     cdef dict values = PyDict_Copy(plan[1])
     cdef tuple entry
     cdef int kind
@@ -109,7 +197,10 @@ def header_from_fields(cls, fields, plan):
             if number is not None:
                 PyDict_SetItem(values, entry[0], number)
         elif kind == K_BOOL:
-            PyDict_SetItem(values, entry[0], text.lower() == "true")
+            if PyUnicode_CheckExact(text) and PyUnicode_IS_ASCII(text):
+                PyDict_SetItem(values, entry[0], _is_ascii_true(text))
+            else:
+                PyDict_SetItem(values, entry[0], text.lower() == "true")
         else:
             try:
                 PyDict_SetItem(values, entry[0], float(text))

@@ -21,8 +21,18 @@ cdef int _w_json_header(Writer* w, object cmd) except -1:
     # Keys in fastjson's alphabetical order; values are read in the twin's order.
     _w_text(w, b'{"code":')
     _w_decimal(w, _i32(_field(cmd, RC_CODE, "code")))
+    header = _field(cmd, RC_CUSTOM_HEADER, "custom_header")
     ext_fields = _field(cmd, RC_EXT_FIELDS, "ext_fields")
-    if ext_fields is not None:
+    plan = None
+    if header is not None:
+        plan = _direct_plan(header, ext_fields)
+        if plan is None:
+            ext_fields = cmd.wire_ext_fields()
+    if plan is not None:
+        _w_text(w, b',"extFields":{')
+        _w_header_entries(w, header, plan, True)
+        _w_byte(w, b'}')
+    elif ext_fields is not None:
         _w_text(w, b',"extFields":')
         _w_json_string_map(w, ext_fields)
     _w_text(w, b',"flag":')

@@ -44,7 +44,15 @@ cdef int _w_binary_header(Writer* w, object cmd) except -1:
         _w_u32(w, 0)
     ext_at = w.length
     _w_u32(w, 0)
+    header = _field(cmd, RC_CUSTOM_HEADER, "custom_header")
     ext_fields = _field(cmd, RC_EXT_FIELDS, "ext_fields")
+    if header is not None:
+        plan = _direct_plan(header, ext_fields)
+        if plan is None:
+            ext_fields = cmd.wire_ext_fields()
+        else:
+            _w_header_entries(w, header, plan, False)
+            ext_fields = None
     if ext_fields:
         if type(ext_fields) is dict:
             while PyDict_Next(ext_fields, &position, &key_ptr, &value_ptr):
@@ -68,22 +76,27 @@ cdef int _w_binary_header(Writer* w, object cmd) except -1:
 
 
 cdef int _w_ext_entry(Writer* w, object key, object value) except -1:
-    cdef const char* key_data
-    cdef Py_ssize_t key_length
     cdef const char* value_data
     cdef Py_ssize_t value_length
     if key is None or value is None:
         return 0
     if not PyUnicode_Check(key) or not PyUnicode_Check(value):
         raise CodecError(f"extFields entries must be strings, got {key!r}: {value!r}")
-    key_owner = _utf8_of(key, &key_data, &key_length)
     value_owner = _utf8_of(value, &value_data, &value_length)
+    _w_ext_key(w, key)
+    _w_u32(w, <uint32_t>value_length)
+    _w_put(w, value_data, value_length)
+    return 0
+
+
+cdef int _w_ext_key(Writer* w, object key) except -1:
+    cdef const char* key_data
+    cdef Py_ssize_t key_length
+    key_owner = _utf8_of(key, &key_data, &key_length)
     if key_length > 0x7FFF:
         raise CodecError(f"extFields key of {key_length} bytes exceeds the int16 length")
     _w_u16(w, <uint16_t>key_length)
     _w_put(w, key_data, key_length)
-    _w_u32(w, <uint32_t>value_length)
-    _w_put(w, value_data, value_length)
     return 0
 
 

@@ -24,16 +24,17 @@ import dataclasses
 import logging
 import re
 import typing
-from typing import Any, ClassVar, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, TypeVar
 
 from rocketmq_py._codec_types import (
     HEADER_BOOL,
     HEADER_FLOAT,
     HEADER_INT,
+    HEADER_PLANS,
     HEADER_STR,
     HeaderPlan,
 )
-from rocketmq_py.codec import header_from_fields, header_to_fields
+from rocketmq_py.codec import header_fields, read_header
 from rocketmq_py.errors import BadRequestError
 
 _log = logging.getLogger(__name__)
@@ -106,19 +107,24 @@ class CommandHeader:
             plan = _PLANS[cls] = _make_plan(cls)
         return plan
 
-    def to_ext_fields(self) -> dict[str, str]:
-        cls = type(self)
-        return header_to_fields(self, _PLANS.get(cls) or cls._plan())
+    if TYPE_CHECKING:  # the typed signatures; at run time the methods are the codec's functions themselves
+        def to_ext_fields(self) -> dict[str, str]:
+            """The header's fields as extFields strings."""
+            return header_fields(self)
 
-    @classmethod
-    def from_ext_fields(cls: type[_H], fields: Mapping[str, str] | None) -> _H:
-        """Raises :class:`HeaderFieldError` for a required field that is missing or bad (see the module text)."""
-        header: _H = header_from_fields(cls, fields, _PLANS.get(cls) or cls._plan())
-        return header
+        @classmethod
+        def from_ext_fields(cls: type[_H], fields: Mapping[str, str] | None) -> _H:
+            """Raises :class:`HeaderFieldError` for a required field that is missing or bad (see the module text)."""
+            header: _H = read_header(cls, fields)
+            return header
+    else:
+        # They find the class's plan themselves, so no Python frame runs between a caller and the mapping.
+        to_ext_fields = header_fields
+        from_ext_fields = classmethod(read_header)
 
 
-#: One plan per header class (a subclass has its own fields, so plans are not inherited).
-_PLANS: dict[type, HeaderPlan] = {}
+#: One plan per header class, where the encoders look up a command's custom header too.
+_PLANS = HEADER_PLANS
 _KINDS = {str: HEADER_STR, int: HEADER_INT, bool: HEADER_BOOL, float: HEADER_FLOAT}
 
 
