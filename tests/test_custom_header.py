@@ -7,9 +7,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rocketmq_py.client.api import MQClientAPI
 from rocketmq_py.codec import RemotingCommand
+from rocketmq_py.common.acl import SessionCredentials
 from rocketmq_py.common.headers.base import CommandHeader
 from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
+from rocketmq_py.remoting import RemotingClient
+from rocketmq_py.remoting.command import create_request
 
 from test_header_mapping import HEADER_CLASSES, _outcome, ext_fields_of
 
@@ -109,3 +113,21 @@ def test_the_plan_finding_functions_are_the_plan_taking_ones(twin, compiled, cls
     written = twin.header_to_fields(header, cls._plan())
     assert twin.header_fields(header) == compiled.header_fields(header) == header.to_ext_fields() == written
 
+
+def test_a_send_request_carries_its_header_unsigned():
+    request = MQClientAPI(RemotingClient(), serialize_type=1)._header_request(310, _send_header(), b"x")
+    assert request.custom_header == _send_header() and request.ext_fields is None
+
+
+def test_a_signed_send_request_signs_the_header_fields():
+    api = MQClientAPI(RemotingClient(), credentials=SessionCredentials("ak", "sk"))
+    request = api._header_request(310, _send_header(), b"x")
+    expected = api._request(310, _send_header().to_ext_fields(), b"x")
+    assert request.custom_header is None and request.ext_fields == expected.ext_fields
+    assert "Signature" in request.ext_fields and request.ext_fields["a"] == "G"
+
+
+def test_create_request_passes_the_custom_header_on():
+    request = create_request(310, {"k": "v"}, b"x", serialize_type=1, custom_header=_send_header())
+    assert (request.code, request.ext_fields, request.body, request.serialize_type) == (310, {"k": "v"}, b"x", 1)
+    assert request.custom_header == _send_header() and request.flag == 0 and request.remark is None

@@ -72,6 +72,20 @@ class MQClientAPI:
             self.credentials.sign(ext_fields, body)
         return create_request(code, ext_fields, body, remark=remark, serialize_type=self.serialize_type)
 
+    def _header_request(self, code: int, header: CommandHeader, body: bytes | None = None) -> RemotingCommand:
+        """A request carrying ``header`` as its custom header, which the encoder writes straight into the frame.
+
+        Signing reads the header's fields as strings, so with credentials they are first moved into
+        ``ext_fields``, as Java's ACL hook calls makeCustomHeaderToNet before it signs.
+        """
+        request = create_request(code, None, body, serialize_type=self.serialize_type, custom_header=header)
+        if self.credentials is not None:
+            request.make_custom_header_to_net()
+            if request.ext_fields is None:
+                request.ext_fields = {}
+            self.credentials.sign(request.ext_fields, body)
+        return request
+
     async def _call(self, addr: str, request: RemotingCommand, timeout_ms: float | None) -> RemotingCommand:
         response = await self.remoting.invoke(addr, request, timeout_ms or self.timeout_ms)
         if response.code != ResponseCode.SUCCESS:
@@ -117,7 +131,7 @@ class MQClientAPI:
 
     def send_message_request(self, code: int, header: CommandHeader, body: bytes) -> RemotingCommand:
         """The request :meth:`send_message` sends (also sent from the calling thread, see producer.direct)."""
-        return self._request(code, header.to_ext_fields(), body)
+        return self._header_request(code, header, body)
 
     async def send_message_oneway(
         self, addr: str, code: int, header: CommandHeader, body: bytes, timeout_ms: float,

@@ -12,6 +12,7 @@ import threading
 from enum import IntEnum
 
 from rocketmq_py import codec
+from rocketmq_py._codec_types import HeaderObject
 from rocketmq_py.codec import RemotingCommand
 
 __all__ = [
@@ -88,18 +89,17 @@ def create_request(
     *,
     remark: str | None = None,
     serialize_type: int | None = None,
+    custom_header: HeaderObject | None = None,
 ) -> RemotingCommand:
-    """A new request with a fresh opaque, in ``serialize_type`` (the node default when ``None``)."""
+    """A new request with a fresh opaque, in ``serialize_type`` (the node default when ``None``).
+
+    ``custom_header`` is the request's header object, written into the frame by the encoder (see
+    :class:`RemotingCommand`); ``ext_fields`` then holds only fields beyond it.
+    """
+    # Positional: a class called with keywords pays for a dict, and this runs for every request.
     return RemotingCommand(
-        code=code,
-        language=DEFAULT_LANGUAGE,
-        version=DEFAULT_VERSION,
-        opaque=next_opaque(),
-        flag=0,
-        remark=remark,
-        ext_fields=ext_fields,
-        body=body,
-        serialize_type=DEFAULT_SERIALIZE_TYPE if serialize_type is None else serialize_type,
+        code, DEFAULT_LANGUAGE, DEFAULT_VERSION, next_opaque(), 0, remark, ext_fields, body,
+        DEFAULT_SERIALIZE_TYPE if serialize_type is None else serialize_type, custom_header,
     )
 
 

@@ -609,20 +609,22 @@ class AsyncProducer:
             sys_flag |= sysflag.compressed_flag(self._compression)
         if properties.get(MessageConst.TRANSACTION_PREPARED) == "true":
             sys_flag |= sysflag.TRANSACTION_PREPARED_TYPE
+        # Positional, in the declared field order: a class called with keywords pays for a dict on every send.
         header = SendMessageRequestHeaderV2(
-            producer_group=self.group,
-            topic=queue.topic,
-            default_topic=self.config.create_topic_key,
-            default_topic_queue_nums=self.config.default_topic_queue_nums,
-            queue_id=queue.queue_id,
-            sys_flag=sys_flag,
-            born_timestamp=time.time_ns() // 1_000_000,
-            flag=message.flag,
-            properties=codec.properties_to_string(properties),
-            reconsume_times=0,
-            unit_mode=False,
-            batch=is_batch,
-            broker_name=queue.broker_name,
+            self.group,  # producer_group
+            queue.topic,  # topic
+            self.config.create_topic_key,  # default_topic
+            self.config.default_topic_queue_nums,  # default_topic_queue_nums
+            queue.queue_id,  # queue_id
+            sys_flag,  # sys_flag
+            time.time_ns() // 1_000_000,  # born_timestamp
+            message.flag,  # flag
+            codec.properties_to_string(properties),  # properties
+            0,  # reconsume_times
+            False,  # unit_mode
+            None,  # max_reconsume_times
+            is_batch,  # batch
+            queue.broker_name,  # broker_name
         )
         if queue.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             reconsume = properties.get(MessageConst.RECONSUME_TIME)
