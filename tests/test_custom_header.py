@@ -78,6 +78,22 @@ def test_the_frame_decodes_to_the_header_fields_then_the_extras(twin, compiled, 
         assert fields["b"] == "T2" and fields["h"] == "-1" and fields["g"] == str(1 << 70)
 
 
+@pytest.mark.parametrize("serialize_type", [0, 1])
+def test_fields_are_found_whatever_the_order_of_the_instance_dict(twin, compiled, serialize_type):
+    # The encoder walks the instance dict in declaration order and looks a field up when the next item is
+    # another one: reversed items, and names that are equal but not the interned ones, must change nothing.
+    header = _send_header()
+    expected = twin.encode_command(RemotingCommand(code=310, ext_fields=header.to_ext_fields(),
+                                                   serialize_type=serialize_type))
+    header.__dict__ = dict(reversed(list(header.__dict__.items())))
+    header.extra = "not a field"
+    reordered = RemotingCommand(code=310, serialize_type=serialize_type, custom_header=header)
+    renamed_header = _send_header()
+    renamed_header.__dict__ = {"".join(list(name)): value for name, value in vars(renamed_header).items()}
+    renamed = RemotingCommand(code=310, serialize_type=serialize_type, custom_header=renamed_header)
+    for codec in (twin, compiled):
+        assert codec.encode_command(reordered) == expected == codec.encode_command(renamed)
+
 def test_an_object_without_a_header_plan_fails_alike(twin, compiled):
     command = RemotingCommand(code=310, custom_header=object())  # type: ignore[arg-type]
     assert _frame(compiled, command) == _frame(twin, command)

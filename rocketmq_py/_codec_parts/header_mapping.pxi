@@ -6,6 +6,7 @@
 cdef extern from "Python.h":
     object PyUnicode_DecodeASCII(const char* data, Py_ssize_t size, const char* errors)
     int PyObject_GenericSetDict(object obj, object value, void* context) except -1
+    object PyObject_GenericGetDict(object obj, void* context)
     PyObject* PyDict_GetItemWithError(object mapping, object key) except? NULL
     object PyDict_Copy(object mapping)
     object PyLong_FromLongLong(long long value)
@@ -76,14 +77,23 @@ cdef object _direct_plan(object header, object ext_fields):
 cdef int _w_header_entries(Writer* w, object header, object plan, bint json) except -1:
     """The extFields entries ``header_to_fields(header, plan)`` would give, written in order as the JSON map's
     members or the ROCKETMQ ext block's entries."""
-    cdef dict values = header.__dict__
+    # header.__dict__ without looking the descriptor up: the class has a plan, so it is a plain header dataclass.
+    cdef dict values = PyObject_GenericGetDict(header, NULL)
     cdef tuple entry
     cdef long long number
     cdef char digits[24]
     cdef int start
     cdef bint first = True
+    cdef Py_ssize_t position = 0
+    cdef PyObject* key_ptr
+    cdef PyObject* value_ptr
     for entry in <tuple>plan[0]:
-        value = values[entry[0]]
+        # __init__ and header_from_fields fill the instance dict in declaration order, so the next item
+        # usually is this field (its interned name): a lookup only when it is not.
+        if PyDict_Next(values, &position, &key_ptr, &value_ptr) and <object>key_ptr is entry[0]:
+            value = <object>value_ptr
+        else:
+            value = values[entry[0]]
         if value is None:
             continue
         name = entry[1]
