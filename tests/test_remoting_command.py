@@ -54,6 +54,13 @@ def test_opaque_counter_wraps_like_a_java_int() -> None:
     assert [counter.next() for _ in range(3)] == [2**31 - 1, -(2**31), -(2**31) + 1]
 
 
+def test_opaque_counter_without_a_gil_takes_its_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(commands, "_FREE_THREADED", True)
+    counter = OpaqueCounter(start=2**31 - 1)
+    assert counter._lock is not None
+    assert [counter.next() for _ in range(2)] == [2**31 - 1, -(2**31)]
+
+
 def test_opaque_counter_is_thread_safe() -> None:
     counter = OpaqueCounter()
     seen: list[list[int]] = [[] for _ in range(4)]
