@@ -147,3 +147,9 @@ def test_create_request_passes_the_custom_header_on():
     request = create_request(310, {"k": "v"}, b"x", serialize_type=1, custom_header=_send_header())
     assert (request.code, request.ext_fields, request.body, request.serialize_type) == (310, {"k": "v"}, b"x", 1)
     assert request.custom_header == _send_header() and request.flag == 0 and request.remark is None
+
+
+def test_a_header_request_keeps_its_remark_and_body_when_signed():
+    api = MQClientAPI(RemotingClient(), credentials=SessionCredentials("ak", "sk"))
+    request = api._header_request(37, _send_header(), b"x", remark="r")
+    assert (request.remark, request.body, request.ext_fields["a"]) == ("r", b"x", "G")

@@ -72,13 +72,16 @@ class MQClientAPI:
             self.credentials.sign(ext_fields, body)
         return create_request(code, ext_fields, body, remark=remark, serialize_type=self.serialize_type)
 
-    def _header_request(self, code: int, header: CommandHeader, body: bytes | None = None) -> RemotingCommand:
+    def _header_request(
+        self, code: int, header: CommandHeader, body: bytes | None = None, remark: str | None = None,
+    ) -> RemotingCommand:
         """A request carrying ``header`` as its custom header, which the encoder writes straight into the frame.
 
         Signing reads the header's fields as strings, so with credentials they are first moved into
         ``ext_fields``, as Java's ACL hook calls makeCustomHeaderToNet before it signs.
         """
-        request = create_request(code, None, body, serialize_type=self.serialize_type, custom_header=header)
+        request = create_request(code, None, body, remark=remark, serialize_type=self.serialize_type,
+                                 custom_header=header)
         if self.credentials is not None:
             request.make_custom_header_to_net()
             if request.ext_fields is None:
@@ -93,7 +96,7 @@ class MQClientAPI:
         return response
 
     async def get_topic_route(self, namesrv_addr: str, topic: str, timeout_ms: float | None = None) -> TopicRouteData:
-        request = self._request(RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic=topic).to_ext_fields())
+        request = self._header_request(RequestCode.GET_ROUTEINFO_BY_TOPIC, GetRouteInfoRequestHeader(topic=topic))
         try:
             response = await self._call(namesrv_addr, request, timeout_ms)
         except TopicNotExistError as error:
@@ -116,7 +119,7 @@ class MQClientAPI:
 
     async def get_topics_by_cluster(self, namesrv_addr: str, cluster: str, timeout_ms: float | None = None) -> TopicList:
         header = GetTopicsByClusterRequestHeader(cluster=cluster)
-        request = self._request(RequestCode.GET_TOPICS_BY_CLUSTER, header.to_ext_fields())
+        request = self._header_request(RequestCode.GET_TOPICS_BY_CLUSTER, header)
         response = await self._call(namesrv_addr, request, timeout_ms)
         return TopicList.decode(response.body or b"{}")
 
@@ -152,19 +155,19 @@ class MQClientAPI:
         timeout_ms: float | None = None,
     ) -> None:
         header = UnregisterClientRequestHeader(client_id, producer_group, consumer_group)
-        await self._call(addr, self._request(RequestCode.UNREGISTER_CLIENT, header.to_ext_fields()), timeout_ms)
+        await self._call(addr, self._header_request(RequestCode.UNREGISTER_CLIENT, header), timeout_ms)
 
     async def end_transaction_oneway(
         self, addr: str, header: EndTransactionRequestHeader, remark: str | None, timeout_ms: float | None = None,
     ) -> None:
-        request = self._request(RequestCode.END_TRANSACTION, header.to_ext_fields(), remark=remark)
+        request = self._header_request(RequestCode.END_TRANSACTION, header, remark=remark)
         await self.remoting.invoke_oneway(addr, request, timeout_ms or self.timeout_ms)
 
     # --- consumer RPCs -------------------------------------------------------------------
 
     async def pull_message(self, addr: str, header: PullMessageRequestHeader, timeout_ms: float) -> RemotingCommand:
         """PULL_MESSAGE; the response when its code is a pull status (found, not found, retry, offset moved)."""
-        request = self._request(RequestCode.PULL_MESSAGE, header.to_ext_fields())
+        request = self._header_request(RequestCode.PULL_MESSAGE, header)
         response = await self.remoting.invoke(addr, request, timeout_ms)
         if response.code not in PULL_RESPONSE_CODES:
             raise response_error(response, addr)
@@ -173,22 +176,22 @@ class MQClientAPI:
     async def query_consumer_offset(self, addr: str, header: QueryConsumerOffsetRequestHeader,
                                     timeout_ms: float | None = None) -> int:
         """The group's committed offset; QueryNotFoundError when the broker holds none."""
-        request = self._request(RequestCode.QUERY_CONSUMER_OFFSET, header.to_ext_fields())
+        request = self._header_request(RequestCode.QUERY_CONSUMER_OFFSET, header)
         response = await self._call(addr, request, timeout_ms)
         return OffsetResponseHeader.from_ext_fields(response.ext_fields).offset
 
     async def update_consumer_offset(self, addr: str, header: UpdateConsumerOffsetRequestHeader,
                                      timeout_ms: float | None = None) -> None:
-        await self._call(addr, self._request(RequestCode.UPDATE_CONSUMER_OFFSET, header.to_ext_fields()), timeout_ms)
+        await self._call(addr, self._header_request(RequestCode.UPDATE_CONSUMER_OFFSET, header), timeout_ms)
 
     async def update_consumer_offset_oneway(self, addr: str, header: UpdateConsumerOffsetRequestHeader,
                                             timeout_ms: float | None = None) -> None:
-        request = self._request(RequestCode.UPDATE_CONSUMER_OFFSET, header.to_ext_fields())
+        request = self._header_request(RequestCode.UPDATE_CONSUMER_OFFSET, header)
         await self.remoting.invoke_oneway(addr, request, timeout_ms or self.timeout_ms)
 
     async def _queue_offset(self, code: int, addr: str, queue: MessageQueue, timeout_ms: float | None) -> int:
         header = QueueRequestHeader(queue.topic, queue.queue_id, queue.broker_name)
-        response = await self._call(addr, self._request(code, header.to_ext_fields()), timeout_ms)
+        response = await self._call(addr, self._header_request(code, header), timeout_ms)
         return OffsetResponseHeader.from_ext_fields(response.ext_fields).offset
 
     async def get_max_offset(self, addr: str, queue: MessageQueue, timeout_ms: float | None = None) -> int:
@@ -200,19 +203,19 @@ class MQClientAPI:
     async def search_offset(self, addr: str, queue: MessageQueue, timestamp_ms: int,
                             timeout_ms: float | None = None) -> int:
         header = SearchOffsetRequestHeader(queue.topic, queue.queue_id, int(timestamp_ms), queue.broker_name)
-        request = self._request(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, header.to_ext_fields())
+        request = self._header_request(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, header)
         response = await self._call(addr, request, timeout_ms)
         return OffsetResponseHeader.from_ext_fields(response.ext_fields).offset
 
     async def get_earliest_msg_storetime(self, addr: str, queue: MessageQueue, timeout_ms: float | None = None) -> int:
         header = QueueRequestHeader(queue.topic, queue.queue_id, queue.broker_name)
-        request = self._request(RequestCode.GET_EARLIEST_MSG_STORETIME, header.to_ext_fields())
+        request = self._header_request(RequestCode.GET_EARLIEST_MSG_STORETIME, header)
         response = await self._call(addr, request, timeout_ms)
         return GetEarliestMsgStoretimeResponseHeader.from_ext_fields(response.ext_fields).timestamp
 
     async def get_consumer_id_list(self, addr: str, group: str, timeout_ms: float | None = None) -> list[str]:
         header = GetConsumerListByGroupRequestHeader(group)
-        request = self._request(RequestCode.GET_CONSUMER_LIST_BY_GROUP, header.to_ext_fields())
+        request = self._header_request(RequestCode.GET_CONSUMER_LIST_BY_GROUP, header)
         response = await self._call(addr, request, timeout_ms)
         return consumer_body.decode_consumer_id_list(response.body)
 
@@ -235,7 +238,7 @@ class MQClientAPI:
 
     async def consumer_send_message_back(self, addr: str, header: ConsumerSendMsgBackRequestHeader,
                                          timeout_ms: float | None = None) -> None:
-        request = self._request(RequestCode.CONSUMER_SEND_MSG_BACK, header.to_ext_fields())
+        request = self._header_request(RequestCode.CONSUMER_SEND_MSG_BACK, header)
         await self._call(addr, request, timeout_ms)
 
 
