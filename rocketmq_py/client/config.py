@@ -120,7 +120,8 @@ class ProducerConfig(ClientConfig):
     #: The trace topic; None means RMQ_SYS_TRACE_TOPIC.
     custom_trace_topic: str | None = None
     #: The blocking ``Producer.send`` runs in the calling thread, on that thread's own connection to the
-    #: broker, instead of hopping to the background loop (see ``client/producer/direct.py``). No Java setting.
+    #: broker, instead of hopping to the background loop (see ``client/producer/direct.py``): one connection
+    #: per sending thread and broker, where Java shares one. No Java setting.
     send_in_calling_thread: bool = True
 
     def compression_code(self) -> int:
