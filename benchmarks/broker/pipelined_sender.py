@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import resource
 import sys
@@ -28,20 +27,12 @@ from rocketmq_py.remoting import RemotingClient, create_request
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "compat-tests"))
 
+from harness.cpu import process_cpu_s  # noqa: E402
 from harness.pipelined import Counters, PipelinedConnection, frame, send_frames  # noqa: E402
 
 PULL_GROUP = "capacity_cg"
 PULL_BATCH = 32
 FLAG_SUBSCRIPTION = 0x4
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu_s(pid: int) -> float:
-    """User plus system CPU seconds of every thread of ``pid`` (``/proc/<pid>/stat`` fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat", "rb") as stat:
-        fields = stat.read().rsplit(b")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
-
 
 def own_cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaBroker, JavaNameServer, run_peer  # noqa: E402
+from harness.cpu import process_cpu_s  # noqa: E402
 
 from rocketmq_py import codec  # noqa: E402
 from rocketmq_py.client.producer import AsyncProducer, Producer  # noqa: E402
@@ -46,14 +47,9 @@ IN_FLIGHT = 64
 BATCH = 32
 
 
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu_s() -> float:
-    """User + system CPU seconds of this process so far (every thread), from /proc/self/stat."""
-    with open("/proc/self/stat") as stat:
-        fields = stat.read().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+def own_cpu_s() -> float:
+    """User + system CPU seconds of this process so far (every thread)."""
+    return process_cpu_s(os.getpid())
 
 
 def _summary(mode: str, messages: int, seconds: float, latencies_s: list[float], errors: int = 0,
@@ -74,14 +70,14 @@ def python_sync(namesrv: str, topic: str, count: int, warmup: int) -> dict:
         for _ in range(warmup):
             producer.send(Message(topic, BODY, tags="B"))
         latencies = []
-        cpu_before = process_cpu_s()
+        cpu_before = own_cpu_s()
         started = time.perf_counter()
         for _ in range(count):
             t0 = time.perf_counter()
             producer.send(Message(topic, BODY, tags="B"))
             latencies.append(time.perf_counter() - t0)
         elapsed = time.perf_counter() - started
-        cpu_s = process_cpu_s() - cpu_before
+        cpu_s = own_cpu_s() - cpu_before
     return _summary("sync", count, elapsed, latencies, cpu_s=cpu_s)
 
 
@@ -91,7 +87,7 @@ def python_batch(namesrv: str, topic: str, count: int, warmup: int) -> dict:
         for _ in range(max(1, warmup // BATCH)):
             producer.send([Message(topic, BODY, tags="B") for _ in range(BATCH)])
         latencies = []
-        cpu_before = process_cpu_s()
+        cpu_before = own_cpu_s()
         started = time.perf_counter()
         for _ in range(batches):
             batch = [Message(topic, BODY, tags="B") for _ in range(BATCH)]
@@ -99,7 +95,7 @@ def python_batch(namesrv: str, topic: str, count: int, warmup: int) -> dict:
             producer.send(batch)
             latencies.append(time.perf_counter() - t0)
         elapsed = time.perf_counter() - started
-        cpu_s = process_cpu_s() - cpu_before
+        cpu_s = own_cpu_s() - cpu_before
     return _summary("batch", batches * BATCH, elapsed, latencies, cpu_s=cpu_s)
 
 
@@ -119,7 +115,7 @@ async def _python_async(namesrv: str, topic: str, count: int, warmup: int) -> di
                 permits.release()
                 pending.discard(task)
 
-            cpu_before = process_cpu_s()
+            cpu_before = own_cpu_s()
             started = time.perf_counter()
             for _ in range(n):
                 await permits.acquire()
@@ -129,7 +125,7 @@ async def _python_async(namesrv: str, topic: str, count: int, warmup: int) -> di
                 task.add_done_callback(lambda done, t0=t0: finished(done, t0))
             while pending:
                 await asyncio.gather(*tuple(pending), return_exceptions=True)
-            return time.perf_counter() - started, latencies, errors, process_cpu_s() - cpu_before
+            return time.perf_counter() - started, latencies, errors, own_cpu_s() - cpu_before
 
         await run(warmup)
         elapsed, latencies, errors, cpu_s = await run(count)

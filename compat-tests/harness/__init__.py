@@ -8,6 +8,7 @@ The official RocketMQ Java programs are the reference the Python implementation 
 * peers.run_peer / mqadmin / CodecService   official client, admin tool and codec, driven from Python
 * pipelined.PipelinedLoad          saturates a broker with pipelined sends (also the capacity benchmark's sender)
 * side_by_side.run_side_by_side   one client scenario against the Java broker and ours at once
+* cpu.process_cpu_s               a process's CPU seconds from /proc (the benchmarks' CPU per message)
 
 compat-tests/conftest.py turns these into pytest fixtures.
 """
