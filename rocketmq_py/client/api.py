@@ -66,28 +66,24 @@ class MQClientAPI:
 
     def _request(
         self, code: int, ext_fields: dict[str, str] | None = None, body: bytes | None = None, remark: str | None = None,
+        custom_header: CommandHeader | None = None,
     ) -> RemotingCommand:
+        request = create_request(code, ext_fields, body, remark=remark, serialize_type=self.serialize_type,
+                                 custom_header=custom_header)
         if self.credentials is not None:
-            ext_fields = dict(ext_fields) if ext_fields else {}
-            self.credentials.sign(ext_fields, body)
-        return create_request(code, ext_fields, body, remark=remark, serialize_type=self.serialize_type)
+            # Signing reads the fields as strings: the header's go into ext_fields first, as Java's ACL hook calls
+            # makeCustomHeaderToNet before it signs (the frame's bytes stay the same). The caller's dict is kept.
+            request.make_custom_header_to_net()
+            signed = dict(request.ext_fields) if request.ext_fields else {}
+            self.credentials.sign(signed, body)
+            request.ext_fields = signed
+        return request
 
     def _header_request(
         self, code: int, header: CommandHeader, body: bytes | None = None, remark: str | None = None,
     ) -> RemotingCommand:
-        """A request carrying ``header`` as its custom header, which the encoder writes straight into the frame.
-
-        Signing reads the header's fields as strings, so with credentials they are first moved into
-        ``ext_fields``, as Java's ACL hook calls makeCustomHeaderToNet before it signs.
-        """
-        request = create_request(code, None, body, remark=remark, serialize_type=self.serialize_type,
-                                 custom_header=header)
-        if self.credentials is not None:
-            request.make_custom_header_to_net()
-            if request.ext_fields is None:
-                request.ext_fields = {}
-            self.credentials.sign(request.ext_fields, body)
-        return request
+        """A request carrying ``header`` as its custom header, which the encoder writes straight into the frame."""
+        return self._request(code, None, body, remark, header)
 
     async def _call(self, addr: str, request: RemotingCommand, timeout_ms: float | None) -> RemotingCommand:
         response = await self.remoting.invoke(addr, request, timeout_ms or self.timeout_ms)
