@@ -528,21 +528,24 @@ class AsyncProducer:
                            timeout_ms: float) -> SendResult | None:
         started = _now_ms()
         info = await self._publish_info_or_raise(self.config.with_namespace(message.topic))
-        chosen = self.selected_queue(info, message, selector, arg)
-        spent = _now_ms() - started
-        if spent > timeout_ms:
-            raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up while selecting a queue")
-        return await self._send_kernel(message, chosen, mode, timeout_ms - spent)
+        chosen, remaining = self.selected_queue(info, message, selector, arg, started, timeout_ms)
+        return await self._send_kernel(message, chosen, mode, remaining)
 
-    def selected_queue(self, info: TopicPublishInfo, message: Message, selector: SelectorLike, arg: Any) -> MessageQueue:
-        """The queue ``selector`` picks for ``arg``, among the queues it is shown without the namespace."""
+    def selected_queue(self, info: TopicPublishInfo, message: Message, selector: SelectorLike, arg: Any,
+                       started: float, timeout_ms: float) -> tuple[MessageQueue, float]:
+        """The queue ``selector`` picks for ``arg``, among the queues it is shown without the namespace, and the
+        time left (ms) of a send that started at ``started``."""
         select = as_selector_function(selector)
         queues = [MessageQueue(self.config.without_namespace(q.topic), q.broker_name, q.queue_id)
                   for q in info.message_queues]
         chosen = select(queues, message, arg)
         if chosen is None:
             raise InvalidArgumentError("the message queue selector returned None: it must return one of the queues")
-        return MessageQueue(self.config.with_namespace(chosen.topic), chosen.broker_name, chosen.queue_id)
+        spent = _now_ms() - started
+        if spent > timeout_ms:
+            raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up while selecting a queue")
+        return MessageQueue(self.config.with_namespace(chosen.topic), chosen.broker_name, chosen.queue_id), \
+            timeout_ms - spent
 
     async def _send_to_queue(self, message: Message, queue: MessageQueue, mode: CommunicationMode,
                              timeout_ms: float) -> SendResult | None:
@@ -572,10 +575,7 @@ class AsyncProducer:
         started = _now_ms()
         instance = self._running_instance()
         addr = await self._broker_address(queue)
-        code, header, body = self.send_request_parts(message, queue)
-        remaining = timeout_ms - (_now_ms() - started)
-        if remaining <= 0:
-            raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up before the request was sent")
+        code, header, body, remaining = self.send_request_parts(message, queue, started, timeout_ms)
         if mode is CommunicationMode.ONEWAY:
             await instance.api.send_message_oneway(addr, code, header, body, remaining)
             return None
@@ -588,9 +588,11 @@ class AsyncProducer:
         self._run_hooks(message, queue, addr, result, None, _now_ms() - started)
         return result
 
-    def send_request_parts(self, message: Message, queue: MessageQueue) -> tuple[int, SendMessageRequestHeaderV2, bytes]:
+    def send_request_parts(self, message: Message, queue: MessageQueue, started: float, timeout_ms: float
+                           ) -> tuple[int, SendMessageRequestHeaderV2, bytes, float]:
         """The request code, header and body that send ``message`` (prepared) to ``queue``, as Java's
-        sendKernelImpl builds them; gives the message its UNIQ_KEY when it has none."""
+        sendKernelImpl builds them, and the time left (ms) of an attempt that started at ``started``; gives the
+        message its UNIQ_KEY when it has none."""
         # lazy: loaded with the first send, not at import (a repeated import is a lookup in sys.modules)
         from rocketmq_py import codec
         from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
@@ -639,7 +641,10 @@ class AsyncProducer:
             code = RequestCode.SEND_BATCH_MESSAGE
         else:
             code = RequestCode.SEND_MESSAGE_V2
-        return code, header, body
+        remaining = timeout_ms - (_now_ms() - started)
+        if remaining <= 0:
+            raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up before the request was sent")
+        return code, header, body, remaining
 
     def send_result(self, message: Message, queue: MessageQueue, response: RemotingCommand) -> SendResult:
         """The SendResult of a stored ``message`` from the broker's response."""

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 from rocketmq_py.client.api import stored_or_raise
 from rocketmq_py.client.producer.core import AsyncProducer, CommunicationMode, ServiceState, no_broker_error
 from rocketmq_py.common.message import Message
-from rocketmq_py.errors import SendTimeoutError
 from rocketmq_py.remoting.direct import DirectChannels
 
 if TYPE_CHECKING:
@@ -59,12 +58,8 @@ class DirectSender:
         timeout = core.config.send_msg_timeout if timeout_ms is None else timeout_ms
         prepared = core.prepare_message(message)
         if selector is not None:
-            started = _now_ms()
-            chosen = core.selected_queue(info, prepared, selector, arg)
-            spent = _now_ms() - started
-            if spent > timeout:
-                raise SendTimeoutError(f"the send timeout of {timeout:g} ms was used up while selecting a queue")
-            return self._send_kernel(prepared, chosen, timeout - spent)
+            chosen, remaining = core.selected_queue(info, prepared, selector, arg, _now_ms(), timeout)
+            return self._send_kernel(prepared, chosen, remaining)
         if queue is not None:
             return self._send_kernel(prepared, core.target_queue(prepared, queue), timeout)
         return _run_attempts(core.sync_attempts(prepared, info, CommunicationMode.SYNC, timeout, _now_ms()),
@@ -91,10 +86,7 @@ class DirectSender:
         core = self._core
         started = _now_ms()
         addr = self._broker_address(queue)
-        code, header, body = core.send_request_parts(message, queue)
-        remaining = timeout_ms - (_now_ms() - started)
-        if remaining <= 0:
-            raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up before the request was sent")
+        code, header, body, remaining = core.send_request_parts(message, queue, started, timeout_ms)
         request = self._api.send_message_request(code, header, body)
         response = self._channels.get(addr).call(request, remaining)
         return core.send_result(message, queue, stored_or_raise(response, addr))
