@@ -98,6 +98,16 @@ class FakeCluster:
             await broker.server.shutdown()
         await self.namesrv.shutdown()
 
+    def answer_next_sends(self, codes: list[int]) -> None:
+        """Every broker answers its next sends with ``codes``, in order (then SUCCESS again)."""
+        for broker in self.brokers:
+            broker.codes = list(codes)
+
+    def delay_sends(self, seconds: float) -> None:
+        """Every broker waits ``seconds`` before it answers a send."""
+        for broker in self.brokers:
+            broker.delay_s = seconds
+
     def sends(self) -> list[tuple[str, RemotingCommand]]:
         """(broker name, request) of every send, in arrival order."""
         return list(self.send_log)

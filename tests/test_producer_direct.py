@@ -120,8 +120,7 @@ async def test_retriable_refusals_move_to_another_broker(cluster, direct):
     producer = await _started(cluster, send_in_calling_thread=direct)
     try:
         await _send(producer, Message("T", b"warm"))
-        for broker in cluster.brokers:
-            broker.codes = [ResponseCode.SERVICE_NOT_AVAILABLE]
+        cluster.answer_next_sends([ResponseCode.SERVICE_NOT_AVAILABLE])
         before = len(cluster.sends())
         result = await _send(producer, Message("T", b"x"))
     finally:
@@ -136,14 +135,12 @@ async def test_refusals_that_are_not_retried_and_all_failing(cluster, direct):
     producer = await _started(cluster, send_in_calling_thread=direct)
     try:
         await _send(producer, Message("T", b"warm"))
-        for broker in cluster.brokers:
-            broker.codes = [ResponseCode.MESSAGE_ILLEGAL]
+        cluster.answer_next_sends([ResponseCode.MESSAGE_ILLEGAL])
         before = len(cluster.sends())
         with pytest.raises(MessageIllegalError):
             await _send(producer, Message("T", b"x"))
         assert len(cluster.sends()) - before == 1
-        for broker in cluster.brokers:
-            broker.codes = [ResponseCode.SYSTEM_ERROR] * 3
+        cluster.answer_next_sends([ResponseCode.SYSTEM_ERROR] * 3)
         with pytest.raises(SendFailedError) as failure:
             await _send(producer, Message("T", b"y"))
     finally:
@@ -158,15 +155,13 @@ async def test_a_late_response_is_dropped_and_the_connection_kept(cluster):
     queue = MessageQueue("T", slow.name, 0)
     try:
         await _send(producer, Message("T", b"warm"), queue)
-        for broker in cluster.brokers:
-            broker.delay_s = 0.5
+        cluster.delay_sends(0.5)
         with pytest.raises(RemotingTimeoutError):
             await _send(producer, Message("T", b"late"), queue, timeout_ms=100)
         # the default path gives up once its whole timeout is used, as Java's sync send does
         with pytest.raises(SendTimeoutError):
             await _send(producer, Message("T", b"late too"), timeout_ms=100)
-        for broker in cluster.brokers:
-            broker.delay_s = 0.0
+        cluster.delay_sends(0.0)
         await asyncio.sleep(0.6)  # both late responses are on their way back, or have arrived
         result = await _send(producer, Message("T", b"on time"), queue)
     finally:

@@ -65,8 +65,7 @@ async def test_round_robin_over_all_queues(cluster):
 async def test_retriable_code_moves_to_another_broker(cluster):
     async with _producer(cluster) as producer:
         await producer.send(Message("T", b"warm"))
-        for broker in cluster.brokers:
-            broker.codes = [ResponseCode.SERVICE_NOT_AVAILABLE]
+        cluster.answer_next_sends([ResponseCode.SERVICE_NOT_AVAILABLE])
         before = len(cluster.sends())
         result = await producer.send(Message("T", b"x"))
     brokers = [name for name, _ in cluster.sends()[before:]]
@@ -78,8 +77,7 @@ async def test_retriable_code_moves_to_another_broker(cluster):
 async def test_non_retriable_code_is_raised_at_once(cluster):
     async with _producer(cluster) as producer:
         await producer.send(Message("T", b"warm"))
-        for broker in cluster.brokers:
-            broker.codes = [ResponseCode.MESSAGE_ILLEGAL]
+        cluster.answer_next_sends([ResponseCode.MESSAGE_ILLEGAL])
         before = len(cluster.sends())
         with pytest.raises(MessageIllegalError):
             await producer.send(Message("T", b"x"))
@@ -89,8 +87,7 @@ async def test_non_retriable_code_is_raised_at_once(cluster):
 async def test_all_attempts_failing_gives_send_failed_with_the_code(cluster):
     async with _producer(cluster, retry_times_when_send_failed=2) as producer:
         await producer.send(Message("T", b"warm"))
-        for broker in cluster.brokers:
-            broker.codes = [ResponseCode.SYSTEM_ERROR] * 3
+        cluster.answer_next_sends([ResponseCode.SYSTEM_ERROR] * 3)
         with pytest.raises(SendFailedError) as failure:
             await producer.send(Message("T", b"x"))
     assert failure.value.code == ResponseCode.SYSTEM_ERROR
@@ -100,14 +97,12 @@ async def test_all_attempts_failing_gives_send_failed_with_the_code(cluster):
 async def test_not_stored_ok_status_retries_only_when_asked(cluster):
     async with _producer(cluster, retry_another_broker_when_not_store_ok=True) as producer:
         await producer.send(Message("T", b"warm"))
-        for broker in cluster.brokers:
-            broker.codes = [ResponseCode.FLUSH_DISK_TIMEOUT]
+        cluster.answer_next_sends([ResponseCode.FLUSH_DISK_TIMEOUT])
         result = await producer.send(Message("T", b"x"))
         assert result.send_status is SendStatus.SEND_OK
     async with AsyncProducer("test_pg2", namesrv_addr=cluster.namesrv.address) as producer:
         await producer.send(Message("T", b"warm"))
-        for broker in cluster.brokers:
-            broker.codes = [ResponseCode.FLUSH_DISK_TIMEOUT]
+        cluster.answer_next_sends([ResponseCode.FLUSH_DISK_TIMEOUT])
         assert (await producer.send(Message("T", b"x"))).send_status is SendStatus.FLUSH_DISK_TIMEOUT
 
 
