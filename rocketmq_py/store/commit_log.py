@@ -60,6 +60,8 @@ class CommitLog:
         #: (topic, queue id) -> the queue offset the next message gets.
         self.topic_queue_table: dict[tuple[str, int], int] = {}
         self.put_lock = threading.Lock()
+        #: The store timestamp of each append, in ms (a test gives two stores one clock to compare their files).
+        self.clock: Callable[[], int] = now_ms
         #: When the put lock was taken (0 when free), to tell a stuck store from a busy one.
         self.begin_time_in_lock = 0
 
@@ -93,19 +95,33 @@ class CommitLog:
 
     def append_message(self, msg: StoreMessage) -> AppendMessageResult:
         """Append one message; the caller has checked its size and the store state."""
-        topic = msg.topic.encode("utf-8")
-        properties = msg.encoded_properties()
-        born_host = pack_host(msg.born_host)
         store_host = pack_host(msg.store_host)
-        body_crc = zlib.crc32(msg.body) & 0x7FFFFFFF
-        record_size = layout.record_length(_host_flags(msg.sys_flag, born_host, store_host), len(msg.body),
-                                           len(topic), len(properties))
+        placed = self.append_parts(msg.topic, msg.topic.encode("utf-8"), msg.body, msg.encoded_properties(),
+                                   msg.queue_id, msg.flag, msg.sys_flag, msg.born_timestamp, pack_host(msg.born_host),
+                                   store_host, msg.reconsume_times, msg.prepared_transaction_offset)
+        if isinstance(placed, AppendMessageStatus):
+            return AppendMessageResult(placed)
+        physical, written, queue_offset, store_timestamp = placed
+        return AppendMessageResult(AppendMessageStatus.PUT_OK, physical, written, offset_msg_id(store_host, physical),
+                                   store_timestamp, queue_offset, 1, [physical])
+
+    def append_parts(self, topic: str, topic_bytes: bytes, body: bytes, properties: bytes, queue_id: int, flag: int,
+                     sys_flag: int, born_timestamp: int, born_host: bytes, store_host: bytes, reconsume_times: int,
+                     prepared_transaction_offset: int = 0) -> tuple[int, int, int, int] | AppendMessageStatus:
+        """Append one record from its encoded parts (hosts packed, properties as stored).
+
+        Returns ``(physical offset, size, queue offset, store timestamp)``, or the status of a record that
+        was not written. The slow path (:meth:`append_message`) and the broker's fast send share it.
+        """
+        body_crc = zlib.crc32(body) & 0x7FFFFFFF
+        record_size = layout.record_length(_host_flags(sys_flag, born_host, store_host), len(body),
+                                           len(topic_bytes), len(properties))
         if record_size + layout.END_FILE_MIN_BLANK_LENGTH > self.file_size:
-            return AppendMessageResult(AppendMessageStatus.MESSAGE_SIZE_EXCEEDED)
-        key = (msg.topic, msg.queue_id)
-        enqueued = msg.sys_flag & TRANSACTION_TYPE_MASK not in _NOT_ENQUEUED
+            return AppendMessageStatus.MESSAGE_SIZE_EXCEEDED
+        key = (topic, queue_id)
+        enqueued = sys_flag & TRANSACTION_TYPE_MASK not in _NOT_ENQUEUED
         with self.put_lock:
-            store_timestamp = self.begin_time_in_lock = now_ms()
+            store_timestamp = self.begin_time_in_lock = self.clock()
             try:
                 queue_offset = self.topic_queue_table.get(key, 0) if enqueued else 0
                 for _ in range(2):
@@ -113,23 +129,22 @@ class CommitLog:
                     position = mapped.wrote_position
                     physical = mapped.file_from_offset + position
                     written = layout.append_message(
-                        mapped.mm, position, self.file_size, topic, msg.body, properties, msg.queue_id, msg.flag,
-                        queue_offset, physical, msg.sys_flag, msg.born_timestamp, born_host, store_timestamp,
-                        store_host, msg.reconsume_times, msg.prepared_transaction_offset, body_crc,
+                        mapped.mm, position, self.file_size, topic_bytes, body, properties, queue_id, flag,
+                        queue_offset, physical, sys_flag, born_timestamp, born_host, store_timestamp,
+                        store_host, reconsume_times, prepared_transaction_offset, body_crc,
                     )
                     if written:
                         break
                     mapped.wrote_position = self.file_size
                 else:
-                    return AppendMessageResult(AppendMessageStatus.UNKNOWN_ERROR)
+                    return AppendMessageStatus.UNKNOWN_ERROR
                 mapped.wrote_position = position + written
                 mapped.store_timestamp = store_timestamp
                 if enqueued:
                     self.topic_queue_table[key] = queue_offset + 1
             finally:
                 self.begin_time_in_lock = 0
-        return AppendMessageResult(AppendMessageStatus.PUT_OK, physical, written, offset_msg_id(store_host, physical),
-                                   store_timestamp, queue_offset, 1, [physical])
+        return physical, written, queue_offset, store_timestamp
 
     def append_messages(self, batch: StoreMessageBatch, properties: bytes) -> AppendMessageResult:
         """Append every message of a batch body as its own record, with consecutive queue offsets."""
@@ -142,7 +157,7 @@ class CommitLog:
             return AppendMessageResult(AppendMessageStatus.MESSAGE_SIZE_EXCEEDED)
         key = (batch.topic, batch.queue_id)
         with self.put_lock:
-            store_timestamp = self.begin_time_in_lock = now_ms()
+            store_timestamp = self.begin_time_in_lock = self.clock()
             try:
                 queue_offset = self.topic_queue_table.get(key, 0)
                 for _ in range(2):

@@ -58,7 +58,10 @@ class ServiceThread:
         raise NotImplementedError
 
     def wakeup(self) -> None:
-        self._wakeup.set()
+        # Every put wakes the flush thread: once it is awake, setting the event again (a lock and a notify)
+        # is work for nothing (Java's wakeup is a compare-and-set for the same reason).
+        if not self._wakeup.is_set():
+            self._wakeup.set()
 
     def wait_for_running(self, interval_ms: float) -> None:
         self._wakeup.wait(interval_ms / 1000)
