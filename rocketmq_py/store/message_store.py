@@ -63,13 +63,6 @@ _DISPATCHED = (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE)
 ArrivalListener = Callable[[str, int, int, int, int, str], None]
 
 
-def _on_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
-    try:
-        return asyncio.get_running_loop() is loop
-    except RuntimeError:
-        return False
-
-
 def _call_listener(listener: ArrivalListener, arrivals: list[tuple[Any, ...]]) -> None:
     for args in arrivals:
         try:
@@ -87,7 +80,8 @@ class MessageStore(StoreReads):
         self.max_delay_level = max(self.delay_levels)
         self.checkpoint: StoreCheckpoint | None = None
         self.index_service: IndexService | None = None
-        self.arrival_listeners: list[tuple[ArrivalListener, asyncio.AbstractEventLoop | None]] = []
+        #: ``(listener, its loop, that loop's thread id)``; the loop is None for a listener called in any thread.
+        self.arrival_listeners: list[tuple[ArrivalListener, asyncio.AbstractEventLoop | None, int]] = []
         #: Appending and dispatching happen under this lock, so units are built in CommitLog order
         #: whichever thread puts (the event loop, the schedule thread).
         self._write_lock = threading.RLock()
@@ -362,15 +356,47 @@ class MessageStore(StoreReads):
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, result), []
         if result.status != AppendMessageStatus.PUT_OK:
             return PutMessageResult(PutMessageStatus.UNKNOWN_ERROR, result), []
+        return PutMessageResult(PutMessageStatus.PUT_OK, result), self._dispatch_written(result.physical_offsets)
+
+    def _dispatch_written(self, offsets: Iterable[int]) -> list[layout.RecordInfo]:
+        """Dispatch the records just appended at ``offsets``, read back as every reader will see them."""
         dispatched: list[layout.RecordInfo] = []
-        for offset in result.physical_offsets:
+        for offset in offsets:
             info = self.commit_log.check_at(offset)
             if info is None or info.size <= 0:
                 _log.error("[BUG] the record just written at %d does not validate", offset)
                 continue
             self._dispatch(info)
             dispatched.append(info)
-        return PutMessageResult(PutMessageStatus.PUT_OK, result), dispatched
+        return dispatched
+
+    def append_plain(self, topic: str, topic_bytes: bytes, queue_id: int, body: bytes, properties: bytes, flag: int,
+                     sys_flag: int, born_timestamp: int, born_host: bytes, store_host: bytes,
+                     reconsume_times: int) -> tuple[int, int, int, int] | None:
+        """The broker's fast send: append and dispatch one message that is neither transactional nor delayed.
+
+        ``topic`` must have passed the broker's topic check (which implies :meth:`_check_topic`), the
+        properties are encoded as stored, the hosts packed. Returns ``(physical offset, size, queue offset,
+        store timestamp)``, or None when this put needs the slow path (:meth:`append_message`): a store that
+        refuses puts, a message over a limit (the caller asks :meth:`refuses_plain` first), a full disk.
+        Nothing is written then, so the slow path gives the refusal its answer. The caller waits for no flush:
+        it takes only puts that need none (:meth:`put_waits`).
+        """
+        if self.refuses_plain(len(body), len(properties)):
+            return None
+        with self._write_lock:
+            try:
+                self._make_room(topic, queue_id, True)
+                placed = self.commit_log.append_parts(topic, topic_bytes, body, properties, queue_id, flag, sys_flag,
+                                                      born_timestamp, born_host, store_host, reconsume_times)
+            except StoreDiskFullError:
+                return None
+            if isinstance(placed, AppendMessageStatus):
+                return None
+            dispatched = self._dispatch_written((placed[0],))
+        self._notify(dispatched)
+        self._wake_flush()
+        return placed
 
     async def put_message(self, msg: StoreMessage) -> PutMessageResult:
         """Store one message; under SYNC_FLUSH (and WAIT not false) return after it is on disk.
@@ -397,19 +423,35 @@ class MessageStore(StoreReads):
         service = self._flush_service
         if result.status != PutMessageStatus.PUT_OK or result.append_result is None:
             return result
-        if isinstance(service, GroupCommitService):
-            if not wait:
-                service.wakeup()
-                return result
-            end = result.append_result.wrote_offset + result.append_result.wrote_bytes
-            future = service.put_request(end)
-            try:
-                result.status = await asyncio.wait_for(future, self.config.sync_flush_timeout / 1000)
-            except asyncio.TimeoutError:
-                result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
-        elif service is not None and not self.config.flush_commit_log_timed:
-            service.wakeup()
+        if not isinstance(service, GroupCommitService) or not wait:
+            self._wake_flush()
+            return result
+        end = result.append_result.wrote_offset + result.append_result.wrote_bytes
+        future = service.put_request(end)
+        try:
+            result.status = await asyncio.wait_for(future, self.config.sync_flush_timeout / 1000)
+        except asyncio.TimeoutError:
+            result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
         return result
+
+    def _wake_flush(self) -> None:
+        """After a put that waits for no flush: wake the flush thread, as Java's handleDiskFlush does."""
+        service = self._flush_service
+        if isinstance(service, GroupCommitService) or (service is not None and not self.config.flush_commit_log_timed):
+            service.wakeup()
+
+    def refuses_plain(self, body_length: int, properties_length: int) -> bool:
+        """True when :meth:`append_message` would refuse a plain message of these sizes, or any message now."""
+        config = self.config
+        return (not self._running or self.disk_full or config.broker_role == SLAVE or self.is_os_page_cache_busy()
+                or body_length > config.max_message_size or properties_length > layout.MAX_PROPERTIES_LENGTH)
+
+    def put_waits(self, wait_store_msg_ok: bool) -> bool:
+        """True when a put with this WAIT must wait (a SYNC_FLUSH group commit, a SYNC_MASTER's slave)."""
+        if not wait_store_msg_ok:
+            return False
+        return isinstance(self._flush_service, GroupCommitService) or (
+            self.ha_service is not None and self.config.broker_role == SYNC_MASTER)
 
     # --- dispatch --------------------------------------------------------------------------------
 
@@ -477,8 +519,9 @@ class MessageStore(StoreReads):
             arrivals.append((info.topic, info.queue_id, info.queue_offset + 1, tags_code, info.store_timestamp,
                              info.properties))
         # One hop or one call per listener for the whole put (a batch holds many messages), not one per message.
-        for listener, loop in self.arrival_listeners:
-            if loop is not None and not _on_loop_thread(loop):
+        # The thread id tells the loop's own thread (asyncio.get_running_loop makes a getpid call each time).
+        for listener, loop, loop_thread in self.arrival_listeners:
+            if loop is not None and threading.get_ident() != loop_thread:
                 try:
                     loop.call_soon_threadsafe(_call_listener, listener, arrivals)
                 except RuntimeError:  # the loop is closed
@@ -497,7 +540,7 @@ class MessageStore(StoreReads):
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        self.arrival_listeners.append((listener, loop))
+        self.arrival_listeners.append((listener, loop, threading.get_ident()))
 
     def compute_deliver_timestamp(self, delay_level: int, store_timestamp: int) -> int:
         delay = self.delay_levels.get(min(delay_level, self.max_delay_level))
