@@ -205,24 +205,30 @@ class Lane:
             # A request whose sender has closed its connection is served all the same, as Java's executors
             # do: a oneway send written just before the producer disconnects is a message to store.
             connection, request, _enqueued = queue.popleft()
-            self._tickets += 1
-            ticket = self._in_progress = self._tickets
-            loop.call_soon(self._check_suspended, ticket)
-            self._serving += 1
-            try:
-                await connection.serve_queued(request)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                _log.exception("serving %r from the %s lane failed", request, self.name)
-            finally:
-                self._serving -= 1
-                if self._in_progress == ticket:
-                    self._in_progress = 0
+            if not connection.serve_fast(request):
+                await self._serve(connection, request)
             served += 1
             if served >= self._burst and self._baton is worker:
                 served = 0
                 await asyncio.sleep(0)
+
+    async def _serve(self, connection: RemotingConnection, request: RemotingCommand) -> None:
+        """Serve one request through its processor; a request that suspends passes the baton on."""
+        loop = asyncio.get_running_loop()
+        self._tickets += 1
+        ticket = self._in_progress = self._tickets
+        loop.call_soon(self._check_suspended, ticket)
+        self._serving += 1
+        try:
+            await connection.serve_queued(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            _log.exception("serving %r from the %s lane failed", request, self.name)
+        finally:
+            self._serving -= 1
+            if self._in_progress == ticket:
+                self._in_progress = 0
 
     async def drain(self, timeout_s: float | None) -> bool:
         """Wait until nothing is queued or being served; False when ``timeout_s`` ran out first."""
