@@ -28,6 +28,8 @@ def gate_the_store(broker) -> asyncio.Event:
         return await put_message(message)
 
     broker.store.put_message = gated
+    # The fast path stores without ever suspending: while gated, it leaves every send to the processor.
+    broker.store.append_plain = lambda *parts: None
     return gate
 
 

@@ -111,6 +111,10 @@ class BrokerConfig:
     fast_channel_enable: bool = True
     #: Serve Prometheus metrics and ``/health`` over HTTP on this port (0: off; -1: any free port).
     metrics_port: int = 0
+    #: Answer plain sends on the fast path (rocketmq_py.broker.send_fast), which stores and answers them
+    #: byte for byte as the send processor does, with a fraction of its CPU; false sends everything through
+    #: the processor.
+    fast_send_enable: bool = True
 
     @property
     def broker_addr(self) -> str:

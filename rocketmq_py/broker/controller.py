@@ -41,6 +41,7 @@ from rocketmq_py.broker.processors.stats import StatsProcessor
 from rocketmq_py.broker.processors.transaction import EndTransactionProcessor
 from rocketmq_py.broker.rebalance_lock import RebalanceLockManager
 from rocketmq_py.broker.replication import BrokerReplication
+from rocketmq_py.broker.send_fast import SendFastPath
 from rocketmq_py.broker.stats import BrokerStats
 from rocketmq_py.broker.topic_manager import TopicConfigManager
 from rocketmq_py.broker.transaction import TransactionalMessageService
@@ -104,6 +105,7 @@ class BrokerController:
         self.transactions = TransactionalMessageService(self)
         self.outer_api = BrokerOuterAPI()
         self.send_processor = SendMessageProcessor(self)
+        self.send_fast = SendFastPath(self.send_processor)
         self.pull_processor = PullMessageProcessor(self)
         self.hold_service = PullRequestHoldService(self.pull_processor.replay, self.store.get_max_offset_in_queue)
         self.admin_processor = AdminBrokerProcessor(self)
@@ -144,6 +146,9 @@ class BrokerController:
             self.pull_processor.register_into(table)
         if self.acl is not None:
             table.add_hook(self.acl)
+        if self.config.fast_send_enable:
+            for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2):
+                table.register_fast(code, self.send_fast.answer)
         self.lanes.assign(table)
         return table
 

@@ -76,12 +76,13 @@ def random_queue_id(queue_nums: int) -> int:
 class SendMessageProcessor:
     def __init__(self, broker: BrokerController) -> None:
         self.broker = broker
-        self._region_fields: dict[str, str] = {}
+        #: The extFields every send answer starts with (MSG_REGION, TRACE_ON), kept up to date by ``refresh``.
+        self.region_fields: dict[str, str] = {}
         self.refresh()
 
     def refresh(self) -> None:
         config = self.broker.config
-        self._region_fields = {MessageConst.MSG_REGION: config.region_id,
+        self.region_fields = {MessageConst.MSG_REGION: config.region_id,
                                MessageConst.TRACE_SWITCH: "true" if config.trace_on else "false"}
 
     def register_into(self, table: ProcessorTable) -> None:
@@ -96,7 +97,7 @@ class SendMessageProcessor:
 
     def send_response(self, request: RemotingCommand, code: int, remark: str | None = None,
                   header: SendMessageResponseHeader | None = None) -> RemotingCommand:
-        fields = dict(self._region_fields)
+        fields = dict(self.region_fields)
         if header is not None:
             fields.update(header.to_ext_fields())
         return create_response(request, code, remark, fields)

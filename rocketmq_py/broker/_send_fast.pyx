@@ -1,0 +1,172 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The fast path of plain sends, compiled: the twin of ``_send_fast_py``, which says what it takes and does.
+
+The same steps in the same order, with the same declines, so that the
+differential tests (tests/test_send_fast.py) hold both to the send
+processor's bytes. What the C types buy here is the per-request control
+flow: the checks, the tuple and dict work and the message id run without
+the interpreter; the byte work (header mapping, properties, the record,
+the response frame) was compiled already and is called as the twin calls it.
+"""
+import time
+
+from libc.stdint cimport int32_t, int64_t, uint64_t
+
+from rocketmq_py import codec
+from rocketmq_py.broker.processors.send import MULTI_TAGS_FLAG, random_queue_id, validate_topic
+from rocketmq_py.common import topic as topics
+from rocketmq_py.common.codes import RequestCode
+from rocketmq_py.common.headers.send import SendMessageRequestHeader, SendMessageRequestHeaderV2
+from rocketmq_py.common.message import MessageConst
+from rocketmq_py.common.route import PermName
+from rocketmq_py.common.topic_config import MULTI_TAG
+from rocketmq_py.errors import CodecError
+from rocketmq_py.remoting import RemotingCommand
+from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
+from rocketmq_py.store.message import PROPERTY_DELAY, PROPERTY_WAIT, TRANSACTION_TYPE_MASK, pack_host
+
+IMPLEMENTATION = "cython"
+
+cdef int SEND_MESSAGE = RequestCode.SEND_MESSAGE
+cdef int SEND_MESSAGE_V2 = RequestCode.SEND_MESSAGE_V2
+cdef int PLAIN_TOPICS_MAX = 10_000
+cdef int WRITE = PermName.WRITE
+cdef int32_t TRANSACTION_MASK = TRANSACTION_TYPE_MASK
+cdef int32_t MULTI_TAGS = MULTI_TAGS_FLAG
+cdef int FLAG_RESPONSE = codec.FLAG_RESPONSE
+cdef object TRANSACTION_PREPARED = MessageConst.TRANSACTION_PREPARED
+cdef object CLUSTER = MessageConst.CLUSTER
+cdef object RETRY_PREFIX = topics.RETRY_GROUP_TOPIC_PREFIX
+cdef object _monotonic = time.monotonic
+cdef object _string_to_properties = codec.string_to_properties
+cdef object _properties_to_string = codec.properties_to_string
+cdef object _read_v2 = SendMessageRequestHeaderV2.from_ext_fields
+cdef object _read_v1 = SendMessageRequestHeader.from_ext_fields
+cdef object _is_not_allowed_send_topic = topics.is_not_allowed_send_topic
+cdef const char* HEX_DIGITS = b"0123456789ABCDEF"
+
+
+cdef str _offset_hex(int64_t offset):
+    """The 16 upper-case hex digits of a CommitLog offset, as the offset message id ends."""
+    cdef char digits[16]
+    cdef uint64_t value = <uint64_t>offset
+    cdef int i
+    for i in range(15, -1, -1):
+        digits[i] = HEX_DIGITS[value & 0xF]
+        value >>= 4
+    return digits[:16].decode("ascii")
+
+
+cdef class SendFastPath:
+    """Answers the plain sends of one broker; ``answer`` returns None for every other request."""
+
+    cdef readonly object processor
+    cdef readonly object broker
+    cdef readonly object store
+    cdef set _plain_topics
+    cdef object _store_addr
+    cdef bytes _store_host
+    cdef str _store_host_hex
+
+    def __init__(self, processor):
+        self.processor = processor
+        self.broker = processor.broker
+        self.store = processor.broker.store
+        self._plain_topics = set()
+        self._store_addr = None
+
+    def answer(self, ctx, request):
+        """The response to a plain send, stored; None (having changed nothing) for any other request."""
+        cdef dict fields = request.ext_fields
+        cdef int code = request.code
+        cdef int32_t sys_flag
+        cdef long long queue_id
+        cdef int64_t physical, queue_offset
+        if fields is None:
+            return None
+        try:
+            if code == SEND_MESSAGE_V2:
+                if fields.get("b") is None:
+                    return None
+                header = _read_v2(fields)
+            elif code == SEND_MESSAGE:
+                if fields.get("topic") is None:
+                    return None
+                header = _read_v1(fields)
+            else:
+                return None
+        except CodecError:
+            return None
+        sys_flag = header.sys_flag
+        if header.batch or sys_flag & TRANSACTION_MASK:
+            return None
+        broker = self.broker
+        config = broker.config
+        if config.start_accept_send_request_time_stamp or not (<int>config.broker_permission) & WRITE:
+            return None
+        topic = header.topic
+        if topic not in self._plain_topics and not self._remember_plain(topic):
+            return None
+        topic_config = broker.topics.select(topic)
+        if topic_config is None:
+            return None
+        queue_id = header.queue_id
+        if queue_id >= max(<int>topic_config.write_queue_nums, <int>topic_config.read_queue_nums):
+            return None
+        cdef dict properties = _string_to_properties(header.properties)
+        if PROPERTY_DELAY in properties or TRANSACTION_PREPARED in properties:
+            return None
+        properties[CLUSTER] = config.broker_cluster_name
+        wait = properties.pop(PROPERTY_WAIT, None)
+        store = self.store
+        if store.put_waits(wait != "false"):
+            return None
+        try:
+            stored_properties = (<str>_properties_to_string(properties)).encode("utf-8")
+            born_host = pack_host(ctx.remote_address)
+            store_host = self._packed_store_host(broker.store_host)
+        except (UnicodeEncodeError, ValueError):
+            return None
+        body = request.body
+        if body is None:
+            body = b""
+        if store.refuses_plain(len(body), len(stored_properties)):
+            return None
+        # Declining stops here: the processor would draw the same random queue id again.
+        if queue_id < 0:
+            queue_id = random_queue_id(topic_config.write_queue_nums)
+        if topic_config.topic_filter_type == MULTI_TAG:
+            sys_flag |= MULTI_TAGS
+        started = _monotonic()
+        placed = store.append_plain(topic, (<str>topic).encode("utf-8"), queue_id, body, stored_properties,
+                                    header.flag, sys_flag, header.born_timestamp, born_host, store_host,
+                                    header.reconsume_times or 0)
+        if placed is None:
+            return None
+        physical = placed[0]
+        queue_offset = placed[2]
+        broker.stats.on_put(topic, 1, placed[1], int((_monotonic() - started) * 1000))
+        cdef dict answer = dict(self.processor.region_fields)
+        answer["msgId"] = self._store_host_hex + _offset_hex(physical)
+        answer["queueId"] = str(queue_id)
+        answer["queueOffset"] = str(queue_offset)
+        return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, FLAG_RESPONSE, None, answer,
+                               None, request.serialize_type, None)
+
+    cdef bytes _packed_store_host(self, addr):
+        # The store host is the broker's address, which is known only once it listens: pack it when it changes.
+        if addr != self._store_addr:
+            self._store_host = pack_host(addr)
+            self._store_host_hex = self._store_host.hex().upper()
+            self._store_addr = addr
+        return self._store_host
+
+    cdef bint _remember_plain(self, topic) except -1:
+        """True, remembering it, when ``topic`` passes the processor's name checks and is no retry topic."""
+        if (validate_topic(topic) is not None or _is_not_allowed_send_topic(topic)
+                or (<str>topic).startswith(RETRY_PREFIX)):
+            return False
+        if len(self._plain_topics) >= PLAIN_TOPICS_MAX:
+            self._plain_topics.clear()
+        self._plain_topics.add(topic)
+        return True

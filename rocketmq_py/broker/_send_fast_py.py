@@ -1,0 +1,134 @@
+"""The fast path of plain sends, in pure Python: the twin of ``_send_fast.pyx`` and its readable specification.
+
+The Python processor (``processors/send.py``, Java's SendMessageProcessor)
+stays the specification of every send. This path answers the common one,
+from the decoded request straight to the response, with none of the
+processor's layers: a SEND_MESSAGE (10) or SEND_MESSAGE_V2 (310) of one
+message to an existing topic whose name passes every check, neither
+transactional nor delayed nor a retry, on a writable broker whose store
+takes it without waiting (ASYNC_FLUSH, or WAIT=false). Anything else, and
+every refusal, is declined *before anything changes* (``answer`` returns
+None) and the caller serves the request on the slow path, which gives the
+answer it always gave. For the requests it takes, the store files and the
+response are byte for byte those of the slow path (tests/test_send_fast.py).
+"""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from rocketmq_py import codec
+from rocketmq_py.broker.processors.send import MULTI_TAGS_FLAG, random_queue_id, validate_topic
+from rocketmq_py.common import topic as topics
+from rocketmq_py.common.codes import RequestCode
+from rocketmq_py.common.headers.send import SendMessageRequestHeader, SendMessageRequestHeaderV2
+from rocketmq_py.common.message import MessageConst
+from rocketmq_py.common.route import PermName
+from rocketmq_py.common.topic_config import MULTI_TAG
+from rocketmq_py.errors import CodecError
+from rocketmq_py.remoting import RemotingCommand, RequestContext
+from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
+from rocketmq_py.store.message import PROPERTY_DELAY, PROPERTY_WAIT, TRANSACTION_TYPE_MASK, pack_host
+
+if TYPE_CHECKING:
+    from rocketmq_py.broker.processors.send import SendMessageProcessor
+
+IMPLEMENTATION = "python"
+
+_SEND_MESSAGE = RequestCode.SEND_MESSAGE
+_SEND_MESSAGE_V2 = RequestCode.SEND_MESSAGE_V2
+#: Plain topic names remembered; past this many the set starts again (names are checked again, nothing else).
+_PLAIN_TOPICS_MAX = 10_000
+
+
+class SendFastPath:
+    """Answers the plain sends of one broker; ``answer`` returns None for every other request."""
+
+    def __init__(self, processor: SendMessageProcessor) -> None:
+        self.processor = processor
+        self.broker = processor.broker
+        self.store = processor.broker.store
+        #: Topics whose name passed the send checks and is not a retry topic (a pure function of the name).
+        self._plain_topics: set[str] = set()
+
+    def answer(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
+        """The response to a plain send, stored; None (having changed nothing) for any other request."""
+        fields = request.ext_fields
+        if fields is None:
+            return None
+        try:
+            if request.code == _SEND_MESSAGE_V2:
+                if fields.get("b") is None:
+                    return None
+                header: SendMessageRequestHeaderV2 | SendMessageRequestHeader = \
+                    SendMessageRequestHeaderV2.from_ext_fields(fields)
+            elif request.code == _SEND_MESSAGE:
+                if fields.get("topic") is None:
+                    return None
+                header = SendMessageRequestHeader.from_ext_fields(fields)
+            else:
+                return None
+        except CodecError:
+            return None
+        if header.batch or header.sys_flag & TRANSACTION_TYPE_MASK:
+            return None
+        broker = self.broker
+        config = broker.config
+        if config.start_accept_send_request_time_stamp or not config.broker_permission & PermName.WRITE:
+            return None
+        topic = header.topic
+        if topic not in self._plain_topics and not self._remember_plain(topic):
+            return None
+        topic_config = broker.topics.select(topic)
+        if topic_config is None:
+            return None
+        queue_id = header.queue_id
+        if queue_id >= max(topic_config.write_queue_nums, topic_config.read_queue_nums):
+            return None
+        properties = codec.string_to_properties(header.properties)
+        if PROPERTY_DELAY in properties or MessageConst.TRANSACTION_PREPARED in properties:
+            return None
+        properties[MessageConst.CLUSTER] = config.broker_cluster_name
+        wait = properties.pop(PROPERTY_WAIT, None)
+        store = self.store
+        if store.put_waits(wait != "false"):
+            return None
+        try:
+            stored_properties = codec.properties_to_string(properties).encode("utf-8")
+            born_host = pack_host(ctx.remote_address)
+            store_host = pack_host(broker.store_host)
+        except (UnicodeEncodeError, ValueError):
+            return None
+        body = request.body or b""
+        if store.refuses_plain(len(body), len(stored_properties)):
+            return None
+        # Declining stops here: the processor would draw the same random queue id again.
+        if queue_id < 0:
+            queue_id = random_queue_id(topic_config.write_queue_nums)
+        sys_flag = header.sys_flag
+        if topic_config.topic_filter_type == MULTI_TAG:
+            sys_flag |= MULTI_TAGS_FLAG
+        started = time.monotonic()
+        placed = store.append_plain(topic, topic.encode("utf-8"), queue_id, body, stored_properties,
+                                    header.flag, sys_flag, header.born_timestamp, born_host, store_host,
+                                    header.reconsume_times or 0)
+        if placed is None:
+            return None
+        physical, written, queue_offset, _ = placed
+        broker.stats.on_put(topic, 1, written, int((time.monotonic() - started) * 1000))
+        answer = dict(self.processor.region_fields)
+        answer["msgId"] = store_host.hex().upper() + format(physical, "016X")
+        answer["queueId"] = str(queue_id)
+        answer["queueOffset"] = str(queue_offset)
+        return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, codec.FLAG_RESPONSE, None,
+                               answer, None, request.serialize_type, None)
+
+    def _remember_plain(self, topic: str) -> bool:
+        """True, remembering it, when ``topic`` passes the processor's name checks and is no retry topic."""
+        if (validate_topic(topic) is not None or topics.is_not_allowed_send_topic(topic)
+                or topic.startswith(topics.RETRY_GROUP_TOPIC_PREFIX)):
+            return False
+        if len(self._plain_topics) >= _PLAIN_TOPICS_MAX:
+            self._plain_topics.clear()
+        self._plain_topics.add(topic)
+        return True

@@ -1,0 +1,125 @@
+"""The send fast path against the send processor: the same frames give byte-identical store files and answers.
+
+This suite runs once with the compiled modules and once with the pure-Python twins (ci/test.sh), so both
+forms of the fast path are held to the processor's bytes.
+"""
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from rocketmq_py import codec
+from rocketmq_py.broker import send_fast
+from rocketmq_py.common.codes import RequestCode
+from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
+from rocketmq_py.remoting import ProcessorTable, RemotingCommand, create_request
+from rocketmq_py.remoting.processor import RequestContext, RequestRefusedError
+
+from conftest_send_fast import answers_by_opaque, differential, mixed_sends, send_frame
+
+TOPICS = [TopicConfig(topic_name="Plain", read_queue_nums=8, write_queue_nums=8),
+          TopicConfig(topic_name="Tagged", read_queue_nums=4, write_queue_nums=4, topic_filter_type=MULTI_TAG),
+          TopicConfig(topic_name="FewerWriteQueues", read_queue_nums=8, write_queue_nums=2)]
+TOPIC_NAMES = [topic.topic_name for topic in TOPICS]
+
+
+def test_the_expected_implementation_runs():
+    expected = "python" if os.environ.get("ROCKETMQ_PY_NO_EXTENSIONS") == "1" else "cython"
+    if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1" or expected == "python":
+        assert send_fast.IMPLEMENTATION == expected
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_fast_and_slow_paths_store_and_answer_the_same_bytes(tmp_path, seed):
+    frames = mixed_sends(random.Random(seed), 400, TOPIC_NAMES)
+    fast, slow = await differential(tmp_path, frames, seed=seed, topics=TOPICS)
+    # The fast path must have answered most of them (else this compares the slow path with itself) ...
+    assert fast.fast_answers > 200
+    assert slow.fast_answers == 0
+    # ... and the CommitLog rolled, so the path met a full file.
+    assert sum(name.startswith("commitlog/") for name in fast.files) > 3
+    assert fast.files.keys() == slow.files.keys()
+    for name in slow.files:
+        assert fast.files[name] == slow.files[name], name
+    assert fast.answers == slow.answers
+
+
+async def test_sync_flush_sends_that_wait_take_the_processor_and_the_others_the_fast_path(tmp_path):
+    rng = random.Random(9)
+    frames = mixed_sends(rng, 120, ["Plain"])
+    fast, slow = await differential(tmp_path, frames, seed=9, topics=TOPICS, flush_disk_type="SYNC_FLUSH")
+    assert 0 < fast.fast_answers < 120
+    assert fast.files == slow.files
+    # The answers of sends that wait for the group commit come after those answered at once.
+    assert answers_by_opaque(fast.answers) == answers_by_opaque(slow.answers)
+
+
+async def test_a_read_only_broker_answers_every_send_from_the_processor(tmp_path):
+    frames = mixed_sends(random.Random(4), 40, ["Plain"])
+    fast, slow = await differential(tmp_path, frames, seed=4, topics=TOPICS, broker_permission=4)
+    assert fast.fast_answers == 0
+    assert fast.files == slow.files
+    assert fast.answers == slow.answers
+
+
+def _send_request(topic: str = "Plain", **overrides: object) -> RemotingCommand:
+    fields = {"a": "pg", "b": topic, "c": "TBW102", "d": "4", "e": "0", "f": "0", "g": "1", "h": "0",
+              "i": "", "j": "0", "k": "false", "m": "false"}
+    fields.update({key: str(value) for key, value in overrides.items()})
+    return create_request(RequestCode.SEND_MESSAGE_V2, fields, b"body")
+
+
+class _Connection:
+    remote_address = "10.1.2.3:40404"
+
+
+async def test_a_fast_handler_is_skipped_while_the_table_has_hooks():
+    table = ProcessorTable()
+    answered = []
+
+    def fast(ctx, request):
+        answered.append(request)
+        return RemotingCommand(code=0)
+
+    table.register_fast(RequestCode.SEND_MESSAGE_V2, fast)
+    ctx = RequestContext(_Connection())  # type: ignore[arg-type]
+    request = _send_request()
+    response = table.answer_fast(ctx, request)
+    assert response is not None and response.opaque == request.opaque and response.flag & codec.FLAG_RESPONSE
+    assert table.answer_fast(ctx, create_request(RequestCode.PULL_MESSAGE, {})) is None
+
+    def refuse(ctx, request):
+        raise RequestRefusedError(16, "no")
+
+    table.add_hook(refuse)
+    assert table.answer_fast(ctx, request) is None
+    assert answered == [request]
+
+
+async def test_a_fast_handler_that_raises_answers_system_error(caplog):
+    table = ProcessorTable()
+
+    def broken(ctx, request):
+        raise RuntimeError("a bug")
+
+    table.register_fast(RequestCode.SEND_MESSAGE_V2, broken)
+    response = table.answer_fast(RequestContext(_Connection()), _send_request())  # type: ignore[arg-type]
+    assert response is not None and response.code == 1
+    assert response.remark == "RuntimeError: a bug"
+    assert "the fast path of" in caplog.text
+    table.register_fast(RequestCode.SEND_MESSAGE_V2, None)
+    assert table.answer_fast(RequestContext(_Connection()), _send_request()) is None  # type: ignore[arg-type]
+
+
+async def test_oneway_plain_sends_are_stored_and_not_answered(tmp_path):
+    frames = [send_frame(RequestCode.SEND_MESSAGE_V2,
+                         {"a": "pg", "b": "Plain", "c": "TBW102", "d": 4, "e": 1, "f": 0, "g": 5, "h": 0,
+                          "i": "WAIT\x01false", "k": "false"}, b"x", serialize_type=codec.SERIALIZE_JSON,
+                         oneway=True) for _ in range(5)]
+    fast, slow = await differential(tmp_path, frames, seed=0, topics=TOPICS)
+    assert fast.fast_answers == 5
+    assert fast.answers == slow.answers == b""
+    assert fast.files == slow.files
+    assert any(name.startswith("consumequeue/Plain/1/") for name in fast.files)
