@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import os
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocketmq_py import codec
@@ -65,6 +65,10 @@ class RunResult:
     answers: bytes
     files: dict[str, bytes]
     fast_answers: int
+    #: Fast answers whose put went the store's general way (a file to make or roll), not in place.
+    general_puts: int = 0
+    #: What the store told its arrival listeners (long polling), one tuple a message.
+    arrivals: list[tuple[object, ...]] = field(default_factory=list)
 
 
 def answers_by_opaque(stream: bytes) -> dict[int, bytes]:
@@ -110,6 +114,8 @@ async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, 
     broker.store.load()
     broker.store.start()
     broker.store.add_arrival_listener(broker._message_arrived)
+    arrivals: list[tuple[object, ...]] = []
+    broker.store.add_arrival_listener(lambda *arrival: arrivals.append(arrival))
     try:
         for topic_config in topics:
             broker.topics.update(topic_config)
@@ -118,6 +124,15 @@ async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, 
         random.seed(seed)
         table = broker.server.processors
         taken = 0
+        general = 0
+        append_plain = broker.store.append_plain
+
+        def counting_general(*parts):
+            nonlocal general
+            general += 1
+            return append_plain(*parts)
+
+        broker.store.append_plain = counting_general  # type: ignore[method-assign]
         if fast:
             answer = broker.send_fast.answer
 
@@ -139,7 +154,7 @@ async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, 
             assert await lane.drain(10)
         for _ in range(3):
             await asyncio.sleep(0)
-        return RunResult(bytes(transport.written), {}, taken)
+        return RunResult(bytes(transport.written), {}, taken, general, arrivals)
     finally:
         broker.store.shutdown()
 

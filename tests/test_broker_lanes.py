@@ -29,7 +29,7 @@ def gate_the_store(broker) -> asyncio.Event:
 
     broker.store.put_message = gated
     # The fast path stores without ever suspending: while gated, it leaves every send to the processor.
-    broker.store.append_plain = lambda *parts: None
+    broker.store.refuses_plain = lambda *sizes: True
     return gate
 
 

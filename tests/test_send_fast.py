@@ -35,8 +35,10 @@ def test_the_expected_implementation_runs():
 async def test_fast_and_slow_paths_store_and_answer_the_same_bytes(tmp_path, seed):
     frames = mixed_sends(random.Random(seed), 400, TOPIC_NAMES)
     fast, slow = await differential(tmp_path, frames, seed=seed, topics=TOPICS)
-    # The fast path must have answered most of them (else this compares the slow path with itself) ...
+    # The fast path must have answered most of them (else this compares the slow path with itself), most of
+    # them in place and some the store's general way ...
     assert fast.fast_answers > 200
+    assert 0 < fast.general_puts < fast.fast_answers - 150
     assert slow.fast_answers == 0
     # ... and the CommitLog rolled, so the path met a full file.
     assert sum(name.startswith("commitlog/") for name in fast.files) > 3
@@ -44,6 +46,7 @@ async def test_fast_and_slow_paths_store_and_answer_the_same_bytes(tmp_path, see
     for name in slow.files:
         assert fast.files[name] == slow.files[name], name
     assert fast.answers == slow.answers
+    assert fast.arrivals == slow.arrivals
 
 
 async def test_sync_flush_sends_that_wait_take_the_processor_and_the_others_the_fast_path(tmp_path):

@@ -23,6 +23,7 @@ from rocketmq_py.common.topic_config import MULTI_TAG
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting import RemotingCommand
 from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
+from rocketmq_py.store import layout, plain
 from rocketmq_py.store.message import PROPERTY_DELAY, PROPERTY_WAIT, TRANSACTION_TYPE_MASK, pack_host
 
 IMPLEMENTATION = "cython"
@@ -37,6 +38,11 @@ cdef int FLAG_RESPONSE = codec.FLAG_RESPONSE
 cdef object TRANSACTION_PREPARED = MessageConst.TRANSACTION_PREPARED
 cdef object CLUSTER = MessageConst.CLUSTER
 cdef object RETRY_PREFIX = topics.RETRY_GROUP_TOPIC_PREFIX
+cdef object TAGS = MessageConst.TAGS
+cdef object KEYS = MessageConst.KEYS
+cdef object UNIQ_KEY = MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+cdef object _append_in_place = plain.append_in_place
+cdef object _java_string_hash = layout.java_string_hash
 cdef object _monotonic = time.monotonic
 cdef object _string_to_properties = codec.string_to_properties
 cdef object _properties_to_string = codec.properties_to_string
@@ -122,7 +128,8 @@ cdef class SendFastPath:
         if store.put_waits(wait != "false"):
             return None
         try:
-            stored_properties = (<str>_properties_to_string(properties)).encode("utf-8")
+            stored_text = _properties_to_string(properties)
+            stored_properties = (<str>stored_text).encode("utf-8")
             born_host = pack_host(ctx.remote_address)
             store_host = self._packed_store_host(broker.store_host)
         except (UnicodeEncodeError, ValueError):
@@ -138,11 +145,18 @@ cdef class SendFastPath:
         if topic_config.topic_filter_type == MULTI_TAG:
             sys_flag |= MULTI_TAGS
         started = _monotonic()
-        placed = store.append_plain(topic, (<str>topic).encode("utf-8"), queue_id, body, stored_properties,
-                                    header.flag, sys_flag, header.born_timestamp, born_host, store_host,
-                                    header.reconsume_times or 0)
+        topic_bytes = (<str>topic).encode("utf-8")
+        reconsume_times = header.reconsume_times or 0
+        tags = properties.get(TAGS)
+        placed = _append_in_place(store, topic, topic_bytes, queue_id, body, stored_properties, stored_text,
+                                  header.flag, sys_flag, header.born_timestamp, born_host, store_host,
+                                  reconsume_times, _java_string_hash(tags) if tags else 0, properties.get(KEYS),
+                                  properties.get(UNIQ_KEY))
         if placed is None:
-            return None
+            placed = store.append_plain(topic, topic_bytes, queue_id, body, stored_properties, header.flag, sys_flag,
+                                        header.born_timestamp, born_host, store_host, reconsume_times)
+            if placed is None:
+                return None
         physical = placed[0]
         queue_offset = placed[2]
         broker.stats.on_put(topic, 1, placed[1], int((_monotonic() - started) * 1000))

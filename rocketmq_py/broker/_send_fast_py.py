@@ -28,6 +28,7 @@ from rocketmq_py.common.topic_config import MULTI_TAG
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting import RemotingCommand, RequestContext
 from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
+from rocketmq_py.store import layout, plain
 from rocketmq_py.store.message import PROPERTY_DELAY, PROPERTY_WAIT, TRANSACTION_TYPE_MASK, pack_host
 
 if TYPE_CHECKING:
@@ -94,7 +95,8 @@ class SendFastPath:
         if store.put_waits(wait != "false"):
             return None
         try:
-            stored_properties = codec.properties_to_string(properties).encode("utf-8")
+            stored_text = codec.properties_to_string(properties)
+            stored_properties = stored_text.encode("utf-8")
             born_host = pack_host(ctx.remote_address)
             store_host = pack_host(broker.store_host)
         except (UnicodeEncodeError, ValueError):
@@ -109,11 +111,19 @@ class SendFastPath:
         if topic_config.topic_filter_type == MULTI_TAG:
             sys_flag |= MULTI_TAGS_FLAG
         started = time.monotonic()
-        placed = store.append_plain(topic, topic.encode("utf-8"), queue_id, body, stored_properties,
-                                    header.flag, sys_flag, header.born_timestamp, born_host, store_host,
-                                    header.reconsume_times or 0)
-        if placed is None:
-            return None
+        topic_bytes = topic.encode("utf-8")
+        reconsume_times = header.reconsume_times or 0
+        # What the general put would read back from the stored properties, known here already.
+        tags = properties.get(MessageConst.TAGS)
+        placed = plain.append_in_place(store, topic, topic_bytes, queue_id, body, stored_properties, stored_text,
+                                       header.flag, sys_flag, header.born_timestamp, born_host, store_host,
+                                       reconsume_times, layout.java_string_hash(tags) if tags else 0,
+                                       properties.get(MessageConst.KEYS), properties.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX))
+        if placed is None:  # a file to make or roll: the store's general put
+            placed = store.append_plain(topic, topic_bytes, queue_id, body, stored_properties, header.flag, sys_flag,
+                                        header.born_timestamp, born_host, store_host, reconsume_times)
+            if placed is None:
+                return None
         physical, written, queue_offset, _ = placed
         broker.stats.on_put(topic, 1, written, int((time.monotonic() - started) * 1000))
         answer = dict(self.processor.region_fields)

@@ -395,7 +395,7 @@ class MessageStore(StoreReads):
                 return None
             dispatched = self._dispatch_written((placed[0],))
         self._notify(dispatched)
-        self._wake_flush()
+        self.wake_flush()
         return placed
 
     async def put_message(self, msg: StoreMessage) -> PutMessageResult:
@@ -424,7 +424,7 @@ class MessageStore(StoreReads):
         if result.status != PutMessageStatus.PUT_OK or result.append_result is None:
             return result
         if not isinstance(service, GroupCommitService) or not wait:
-            self._wake_flush()
+            self.wake_flush()
             return result
         end = result.append_result.wrote_offset + result.append_result.wrote_bytes
         future = service.put_request(end)
@@ -434,7 +434,7 @@ class MessageStore(StoreReads):
             result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
         return result
 
-    def _wake_flush(self) -> None:
+    def wake_flush(self) -> None:
         """After a put that waits for no flush: wake the flush thread, as Java's handleDiskFlush does."""
         service = self._flush_service
         if isinstance(service, GroupCommitService) or (service is not None and not self.config.flush_commit_log_timed):
@@ -518,6 +518,10 @@ class MessageStore(StoreReads):
                 tags_code = self.compute_deliver_timestamp(info.delay_level, info.store_timestamp)
             arrivals.append((info.topic, info.queue_id, info.queue_offset + 1, tags_code, info.store_timestamp,
                              info.properties))
+        self.tell_arrivals(arrivals)
+
+    def tell_arrivals(self, arrivals: list[tuple[Any, ...]]) -> None:
+        """Give every arrival listener the arguments of each message of one put (see :data:`ArrivalListener`)."""
         # One hop or one call per listener for the whole put (a batch holds many messages), not one per message.
         # The thread id tells the loop's own thread (asyncio.get_running_loop makes a getpid call each time).
         for listener, loop, loop_thread in self.arrival_listeners:

@@ -1,0 +1,120 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The common case of a plain put, in place, compiled: the twin of ``_plain_py``, which says what it does.
+
+The same checks in the same order and the same writes, through the same
+layout functions (``rocketmq_py._store``), so that both give the store
+files of the general put; the C types take the interpreter out of the
+control flow around them.
+"""
+import zlib
+
+from libc.stdint cimport int32_t, int64_t
+
+from rocketmq_py.store import layout
+
+IMPLEMENTATION = "cython"
+
+cdef int CQ_UNIT = 20
+cdef Py_ssize_t IPV4_HOST = 8
+cdef Py_ssize_t END_FILE_MIN_BLANK_LENGTH = layout.END_FILE_MIN_BLANK_LENGTH
+cdef object _crc32 = zlib.crc32
+cdef object _record_length = layout.record_length
+cdef object _append_message = layout.append_message
+cdef object _cq_put_unit = layout.cq_put_unit
+cdef object _index_put = layout.index_put
+cdef object _index_key_hash = layout.index_key_hash
+cdef object _index_header = layout.index_header
+
+
+cpdef list index_keys(str topic, keys, uniq_key):
+    """The index keys of a message, in the order the index service puts them (``topic#UNIQ_KEY`` first)."""
+    cdef list found = []
+    if uniq_key:
+        found.append(f"{topic}#{uniq_key}")
+    if keys:
+        for key in (<str>keys).split(" "):
+            if key:
+                found.append(f"{topic}#{key}")
+    return found
+
+
+def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body, bytes properties,
+                    str properties_text, int32_t flag, int32_t sys_flag, int64_t born_timestamp, bytes born_host,
+                    bytes store_host, int32_t reconsume_times, int64_t tags_code, keys, uniq_key):
+    """Append, dispatch and announce a plain message whose files all have room: ``(physical offset, size,
+    queue offset, store timestamp)``, or None, having changed nothing, for the general way."""
+    cdef Py_ssize_t record_size, position, cq_position, file_size, written
+    cdef int64_t queue_offset, physical, end_phy_offset = 0, store_timestamp, index_count
+    cdef list entries
+    if len(born_host) != IPV4_HOST or len(store_host) != IPV4_HOST:
+        return None
+    consume_queue = store.get_consume_queue(topic, queue_id)
+    if consume_queue is None:
+        return None
+    commit_log = store.commit_log
+    config = store.config
+    cdef bint indexing = config.message_index_enable and store.index_service is not None
+    entries = index_keys(topic, keys, uniq_key) if indexing else []
+    record_size = _record_length(sys_flag & ~0x30, len(body), len(topic_bytes), len(properties))
+    body_crc = _crc32(body) & 0x7FFFFFFF
+    with store._write_lock:
+        log_files = commit_log.queue.files
+        cq_files = consume_queue.queue.files
+        if not log_files or not cq_files:
+            return None
+        # Compiled without wraparound: the last item is named by its index.
+        log_file = log_files[len(log_files) - 1]
+        cq_file = cq_files[len(cq_files) - 1]
+        file_size = commit_log.file_size
+        position = log_file.wrote_position
+        if position + record_size + END_FILE_MIN_BLANK_LENGTH > file_size:
+            return None
+        key = (topic, queue_id)
+        table = commit_log.topic_queue_table
+        queue_offset = table.get(key, 0)
+        cq_position = cq_file.wrote_position
+        physical = <int64_t>log_file.file_from_offset + position
+        if (cq_position == 0 or cq_position + CQ_UNIT > <Py_ssize_t>consume_queue.file_size
+                or <int64_t>cq_file.file_from_offset + cq_position != queue_offset * CQ_UNIT
+                or physical + record_size <= <int64_t>consume_queue.max_physic_offset):
+            return None
+        index_file = None
+        if entries:
+            index_files = store.index_service.files
+            if not index_files:
+                return None
+            index_file = index_files[len(index_files) - 1]
+            header = _index_header(index_file.mapped.mm)
+            end_phy_offset = header[3]
+            index_count = header[5]
+            if index_count + len(entries) > <int64_t>index_file.index_num:
+                return None
+        put_lock = commit_log.put_lock
+        with put_lock:
+            store_timestamp = commit_log.clock()
+            commit_log.begin_time_in_lock = store_timestamp
+            try:
+                written = _append_message(
+                    log_file.mm, position, file_size, topic_bytes, body, properties, queue_id, flag, queue_offset,
+                    physical, sys_flag, born_timestamp, born_host, store_timestamp, store_host, reconsume_times, 0,
+                    body_crc,
+                )
+                log_file.wrote_position = position + written
+                log_file.store_timestamp = store_timestamp
+                table[key] = queue_offset + 1
+            finally:
+                commit_log.begin_time_in_lock = 0
+        _cq_put_unit(cq_file.mm, cq_position, physical, written, tags_code)
+        cq_file.wrote_position = cq_position + CQ_UNIT
+        consume_queue.max_physic_offset = physical + written
+        store.checkpoint.logics_msg_timestamp = store_timestamp
+        if index_file is not None and physical >= end_phy_offset:
+            mm = index_file.mapped.mm
+            slots = index_file.hash_slot_num
+            number = index_file.index_num
+            for entry in entries:
+                _index_put(mm, slots, number, _index_key_hash(entry), physical, store_timestamp)
+    if store.arrival_listeners:
+        store.tell_arrivals([(topic, queue_id, queue_offset + 1, tags_code, store_timestamp, properties_text)])
+    store.wake_flush()
+    return physical, written, queue_offset, store_timestamp

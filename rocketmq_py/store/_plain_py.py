@@ -1,0 +1,114 @@
+"""The common case of a plain put, in place: the pure-Python twin of ``_plain.pyx`` and its specification.
+
+:meth:`MessageStore.append_plain <rocketmq_py.store.message_store.MessageStore.append_plain>` appends a
+plain message (neither transactional nor delayed) through the store's general steps: make room in every
+file it may need, append the record, read it back, build its ConsumeQueue unit and index entries, tell the
+arrival listeners, wake the flush thread. Almost every put of a running broker finds all three files
+already there with room to spare; ``append_in_place`` does that case in one pass, from what the caller
+already knows of the message (its tags hash, keys and unique key, as the read-back would find them in the
+stored properties), and writes the same bytes. Whenever a file is missing or full, a queue offset does not
+follow its ConsumeQueue's end, or a host is IPv6, it returns None before changing anything, and the caller
+goes the general way (tests/test_send_fast.py holds both to the same store files).
+"""
+from __future__ import annotations
+
+import zlib
+from typing import TYPE_CHECKING
+
+from rocketmq_py.store import layout
+
+if TYPE_CHECKING:
+    from rocketmq_py.store.message_store import MessageStore
+
+IMPLEMENTATION = "python"
+
+_CQ_UNIT = 20
+_IPV4_HOST = 8
+
+
+def index_keys(topic: str, keys: str | None, uniq_key: str | None) -> list[str]:
+    """The index keys of a message, in the order the index service puts them (``topic#UNIQ_KEY`` first)."""
+    found = []
+    if uniq_key:
+        found.append(f"{topic}#{uniq_key}")
+    if keys:
+        found.extend(f"{topic}#{key}" for key in keys.split(" ") if key)
+    return found
+
+
+def append_in_place(store: MessageStore, topic: str, topic_bytes: bytes, queue_id: int, body: bytes,
+                    properties: bytes, properties_text: str, flag: int, sys_flag: int, born_timestamp: int,
+                    born_host: bytes, store_host: bytes, reconsume_times: int, tags_code: int, keys: str | None,
+                    uniq_key: str | None) -> tuple[int, int, int, int] | None:
+    """Append, dispatch and announce a plain message whose files all have room: ``(physical offset, size,
+    queue offset, store timestamp)``, or None, having changed nothing, for the general way.
+
+    The caller has asked ``store.refuses_plain`` and ``store.put_waits``.
+    """
+    if len(born_host) != _IPV4_HOST or len(store_host) != _IPV4_HOST:
+        return None
+    consume_queue = store.get_consume_queue(topic, queue_id)
+    if consume_queue is None:
+        return None
+    commit_log = store.commit_log
+    config = store.config
+    indexing = config.message_index_enable and store.index_service is not None
+    entries = index_keys(topic, keys, uniq_key) if indexing else []
+    record_size = layout.record_length(sys_flag & ~0x30, len(body), len(topic_bytes), len(properties))
+    body_crc = zlib.crc32(body) & 0x7FFFFFFF
+    with store._write_lock:
+        log_files = commit_log.queue.files
+        cq_files = consume_queue.queue.files
+        if not log_files or not cq_files:
+            return None
+        log_file = log_files[-1]
+        cq_file = cq_files[-1]
+        file_size = commit_log.file_size
+        position = log_file.wrote_position
+        if position + record_size + layout.END_FILE_MIN_BLANK_LENGTH > file_size:
+            return None
+        key = (topic, queue_id)
+        queue_offset = commit_log.topic_queue_table.get(key, 0)
+        cq_position = cq_file.wrote_position
+        physical = log_file.file_from_offset + position
+        if (cq_position == 0 or cq_position + _CQ_UNIT > consume_queue.file_size
+                or cq_file.file_from_offset + cq_position != queue_offset * _CQ_UNIT
+                or physical + record_size <= consume_queue.max_physic_offset):
+            return None
+        index_file = None
+        end_phy_offset = 0
+        if entries:
+            assert store.index_service is not None
+            index_files = store.index_service.files
+            if not index_files:
+                return None
+            index_file = index_files[-1]
+            _, _, _, end_phy_offset, _, index_count = index_file.header()
+            if index_count + len(entries) > index_file.index_num:
+                return None
+        with commit_log.put_lock:
+            store_timestamp = commit_log.begin_time_in_lock = commit_log.clock()
+            try:
+                written = layout.append_message(
+                    log_file.mm, position, file_size, topic_bytes, body, properties, queue_id, flag, queue_offset,
+                    physical, sys_flag, born_timestamp, born_host, store_timestamp, store_host, reconsume_times, 0,
+                    body_crc,
+                )
+                log_file.wrote_position = position + written
+                log_file.store_timestamp = store_timestamp
+                commit_log.topic_queue_table[key] = queue_offset + 1
+            finally:
+                commit_log.begin_time_in_lock = 0
+        layout.cq_put_unit(cq_file.mm, cq_position, physical, written, tags_code)
+        cq_file.wrote_position = cq_position + _CQ_UNIT
+        consume_queue.max_physic_offset = physical + written
+        assert store.checkpoint is not None
+        store.checkpoint.logics_msg_timestamp = store_timestamp
+        if index_file is not None and physical >= end_phy_offset:
+            for entry in entries:
+                layout.index_put(index_file.mapped.mm, index_file.hash_slot_num, index_file.index_num,
+                                 layout.index_key_hash(entry), physical, store_timestamp)
+    if store.arrival_listeners:
+        store.tell_arrivals([(topic, queue_id, queue_offset + 1, tags_code, store_timestamp, properties_text)])
+    store.wake_flush()
+    return physical, written, queue_offset, store_timestamp
