@@ -23,7 +23,7 @@ from rocketmq_py.remoting.protocol import RemotingConnection
 from rocketmq_py.store import MessageStoreConfig
 
 PEER = ("10.1.2.3", 40404)
-FAST_CODES = (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2)
+FAST_CODES = (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE)
 #: Small store files, so that a few hundred sends roll the CommitLog, the ConsumeQueues and the index.
 SMALL_STORE = dict(mapped_file_size_commit_log=64 * 1024, mapped_file_size_consume_queue=20 * 40,
                    max_hash_slot_num=64, max_index_num=96, max_message_size=16 * 1024)
@@ -69,6 +69,10 @@ class RunResult:
     general_puts: int = 0
     #: What the store told its arrival listeners (long polling), one tuple a message.
     arrivals: list[tuple[object, ...]] = field(default_factory=list)
+    #: Fast answers to batches (SEND_BATCH_MESSAGE, or a send with the batch flag), and how many of their puts
+    #: went the general way.
+    fast_batches: int = 0
+    general_batch_puts: int = 0
 
 
 def answers_by_opaque(stream: bytes) -> dict[int, bytes]:
@@ -123,23 +127,28 @@ async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, 
         broker.store.commit_log.clock = lambda: next(ticks)
         random.seed(seed)
         table = broker.server.processors
-        taken = 0
-        general = 0
+        counts = {"taken": 0, "batches": 0, "general": 0, "general_batches": 0}
         append_plain = broker.store.append_plain
+        append_records_plain = broker.store.append_records_plain
 
         def counting_general(*parts):
-            nonlocal general
-            general += 1
+            counts["general"] += 1
             return append_plain(*parts)
 
+        def counting_general_batch(*parts):
+            counts["general_batches"] += 1
+            return append_records_plain(*parts)
+
         broker.store.append_plain = counting_general  # type: ignore[method-assign]
+        broker.store.append_records_plain = counting_general_batch  # type: ignore[method-assign]
         if fast:
             answer = broker.send_fast.answer
 
             def counting(ctx, request):
-                nonlocal taken
                 response = answer(ctx, request)
-                taken += response is not None
+                if response is not None:
+                    counts["taken"] += 1
+                    counts["batches"] += "," in response.ext_fields["msgId"] or request.code == 320
                 return response
 
             for code in FAST_CODES:
@@ -154,7 +163,8 @@ async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, 
             assert await lane.drain(10)
         for _ in range(3):
             await asyncio.sleep(0)
-        return RunResult(bytes(transport.written), {}, taken, general, arrivals)
+        return RunResult(bytes(transport.written), {}, counts["taken"], counts["general"], arrivals, counts["batches"],
+                         counts["general_batches"])
     finally:
         broker.store.shutdown()
 
@@ -180,10 +190,24 @@ def send_frame(code: int, fields: dict[str, object], body: bytes | None, *, seri
     return codec.encode_command(request)
 
 
+def batch_body(rng: random.Random, unique: codec.UniqueIdGenerator) -> bytes:
+    """A SEND_BATCH_MESSAGE body of 1-12 items, each with its own unique key and maybe tags and keys."""
+    items = []
+    for _ in range(rng.randrange(1, 13)):
+        properties = {"UNIQ_KEY": unique.next_id()}
+        if rng.random() < 0.5:
+            properties["TAGS"] = rng.choice(["TagA", "TagB"])
+        if rng.random() < 0.5:
+            properties["KEYS"] = " ".join(f"key{rng.randrange(50)}" for _ in range(rng.randrange(1, 3)))
+        items.append((rng.choice([0, 1]), os.urandom(rng.choice([0, 10, 300, 1024])), properties))
+    return codec.encode_batch(items)
+
+
 def mixed_sends(rng: random.Random, count: int, topics: list[str]) -> list[bytes]:
     """``count`` send frames of every kind the fast path takes or declines: plain sends of both codes and both
-    serializations, with and without WAIT, TAGS, KEYS, a cluster, and then delayed, transactional, retry,
-    batch, unknown-topic, bad-queue, oversized, bad-header and oneway ones."""
+    serializations, with and without WAIT, TAGS, KEYS, a cluster; batches (SEND_BATCH_MESSAGE, or V2 with
+    the batch flag); and then delayed, transactional, retry, unknown-topic, bad-queue, oversized, bad-header,
+    malformed-batch and oneway ones."""
     unique = codec.UniqueIdGenerator(b"\x7f\x00\x00\x01")
     frames = []
     for number in range(count):
@@ -201,7 +225,7 @@ def mixed_sends(rng: random.Random, count: int, topics: list[str]) -> list[bytes
         queue_id: int = rng.choice([-1, -1, 0, 1, 2, 3, 7])
         sys_flag = rng.choice([0, 0, 0, 1, 2])
         body = os.urandom(rng.choice([0, 1, 100, 1024, 4000]))
-        code = rng.choice(FAST_CODES)
+        code = rng.choice(FAST_CODES[:2])
         oneway = False
         batch = False
         if kind < 0.04:
@@ -222,16 +246,22 @@ def mixed_sends(rng: random.Random, count: int, topics: list[str]) -> list[bytes
             topic = "bad topic!"
         elif kind < 0.21:
             oneway = True
-        elif kind < 0.23:
+        elif kind < 0.45:
             batch = True
-            body = codec.encode_batch([(0, b"one", {}), (0, b"two", {"TAGS": "x"})])
-        elif kind < 0.25:
+            code = rng.choice([RequestCode.SEND_BATCH_MESSAGE, RequestCode.SEND_BATCH_MESSAGE, RequestCode.SEND_MESSAGE_V2])
+            body = batch_body(rng, unique)
+            properties.pop("UNIQ_KEY")
+        elif kind < 0.47:
             queue_id = "not a number"  # type: ignore[assignment]
-        elif kind < 0.27:
+        elif kind < 0.49:
             properties["TRAN_MSG"] = "false"
+        elif kind < 0.51:
+            batch = True
+            code = RequestCode.SEND_BATCH_MESSAGE
+            body = rng.choice([b"", b"\x00\x00\x00\x30 a truncated item", codec.encode_batch([(0, b"x" * 9000, {})] * 3)])
         fields: dict[str, object]
         born = 1_690_000_000_000 + number
-        if code == RequestCode.SEND_MESSAGE_V2:
+        if code != RequestCode.SEND_MESSAGE:
             fields = {"a": "pg", "b": topic, "c": "TBW102", "d": 4, "e": queue_id, "f": sys_flag, "g": born,
                       "h": rng.choice([0, 1]), "i": codec.properties_to_string(properties),
                       "j": rng.choice([None, 0, 1]), "k": "false", "m": "true" if batch else "false"}

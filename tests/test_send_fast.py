@@ -39,6 +39,8 @@ async def test_fast_and_slow_paths_store_and_answer_the_same_bytes(tmp_path, see
     # them in place and some the store's general way ...
     assert fast.fast_answers > 200
     assert 0 < fast.general_puts < fast.fast_answers - 150
+    assert fast.fast_batches > 40
+    assert 0 < fast.general_batch_puts < fast.fast_batches - 20
     assert slow.fast_answers == 0
     # ... and the CommitLog rolled, so the path met a full file.
     assert sum(name.startswith("commitlog/") for name in fast.files) > 3

@@ -30,6 +30,11 @@ IMPLEMENTATION = "cython"
 
 cdef int SEND_MESSAGE = RequestCode.SEND_MESSAGE
 cdef int SEND_MESSAGE_V2 = RequestCode.SEND_MESSAGE_V2
+cdef int SEND_BATCH_MESSAGE = RequestCode.SEND_BATCH_MESSAGE
+cdef Py_ssize_t END_FILE_MIN_BLANK_LENGTH = layout.END_FILE_MIN_BLANK_LENGTH
+cdef object _append_batch_in_place = plain.append_batch_in_place
+cdef object _set_queue_id = plain.set_queue_id
+cdef object _encode_batch = layout.encode_batch
 cdef int PLAIN_TOPICS_MAX = 10_000
 cdef int WRITE = PermName.WRITE
 cdef int32_t TRANSACTION_MASK = TRANSACTION_TYPE_MASK
@@ -95,6 +100,10 @@ cdef class SendFastPath:
                 if fields.get("b") is None:
                     return None
                 header = _read_v2(fields)
+            elif code == SEND_BATCH_MESSAGE:
+                if fields.get("b") is None:
+                    return None
+                header = _read_v2(fields)
             elif code == SEND_MESSAGE:
                 if fields.get("topic") is None:
                     return None
@@ -104,7 +113,7 @@ cdef class SendFastPath:
         except CodecError:
             return None
         sys_flag = header.sys_flag
-        if header.batch or sys_flag & TRANSACTION_MASK:
+        if sys_flag & TRANSACTION_MASK:
             return None
         broker = self.broker
         config = broker.config
@@ -120,7 +129,11 @@ cdef class SendFastPath:
         if queue_id >= max(<int>topic_config.write_queue_nums, <int>topic_config.read_queue_nums):
             return None
         cdef dict properties = _string_to_properties(header.properties)
-        if PROPERTY_DELAY in properties or TRANSACTION_PREPARED in properties:
+        if PROPERTY_DELAY in properties:
+            return None
+        if header.batch:
+            return self._answer_batch(ctx, request, header, topic_config, properties)
+        if TRANSACTION_PREPARED in properties:
             return None
         properties[CLUSTER] = config.broker_cluster_name
         wait = properties.pop(PROPERTY_WAIT, None)
@@ -164,6 +177,57 @@ cdef class SendFastPath:
         answer["msgId"] = self._store_host_hex + _offset_hex(physical)
         answer["queueId"] = str(queue_id)
         answer["queueOffset"] = str(queue_offset)
+        return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, FLAG_RESPONSE, None, answer,
+                               None, request.serialize_type, None)
+
+    cdef _answer_batch(self, ctx, request, header, topic_config, dict properties):
+        """A SEND_BATCH_MESSAGE body (or any send with the batch flag): each item stored as its own record."""
+        cdef long long queue_id = header.queue_id
+        cdef int32_t sys_flag = header.sys_flag
+        cdef Py_ssize_t count
+        broker = self.broker
+        store = self.store
+        properties[CLUSTER] = broker.config.broker_cluster_name
+        if store.put_waits(properties.get(PROPERTY_WAIT) != "false"):
+            return None
+        body = request.body
+        if body is None:
+            body = b""
+        if store.refuses_plain(len(body), 0):
+            return None
+        try:
+            stored_properties = (<str>_properties_to_string(properties)).encode("utf-8")
+            born_host = pack_host(ctx.remote_address)
+            store_host = self._packed_store_host(broker.store_host)
+        except (UnicodeEncodeError, ValueError):
+            return None
+        topic = header.topic
+        topic_bytes = (<str>topic).encode("utf-8")
+        if topic_config.topic_filter_type == MULTI_TAG:
+            sys_flag |= MULTI_TAGS
+        try:
+            records, count = _encode_batch(body, topic_bytes, max(queue_id, 0), sys_flag, header.born_timestamp,
+                                           born_host, 0, store_host, header.reconsume_times or 0, stored_properties)
+        except ValueError:
+            return None
+        if count == 0 or len(records) + END_FILE_MIN_BLANK_LENGTH > <Py_ssize_t>store.commit_log.file_size:
+            return None
+        # Declining stops here: the processor would draw the same random queue id again.
+        if queue_id < 0:
+            queue_id = random_queue_id(topic_config.write_queue_nums)
+            _set_queue_id(records, queue_id)
+        started = _monotonic()
+        placed = _append_batch_in_place(store, topic, queue_id, records, count)
+        if placed is None:
+            placed = store.append_records_plain(topic, queue_id, records, count)
+            if placed is None:
+                return None
+        broker.stats.on_put(topic, count, placed[1], int((_monotonic() - started) * 1000))
+        host_hex = self._store_host_hex
+        cdef dict answer = dict(self.processor.region_fields)
+        answer["msgId"] = ",".join([host_hex + _offset_hex(offset) for offset in placed[4]])
+        answer["queueId"] = str(queue_id)
+        answer["queueOffset"] = str(placed[2])
         return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, FLAG_RESPONSE, None, answer,
                                None, request.serialize_type, None)
 

@@ -1,12 +1,14 @@
 """The fast path of plain sends, in pure Python: the twin of ``_send_fast.pyx`` and its readable specification.
 
 The Python processor (``processors/send.py``, Java's SendMessageProcessor)
-stays the specification of every send. This path answers the common one,
+stays the specification of every send. This path answers the common ones,
 from the decoded request straight to the response, with none of the
 processor's layers: a SEND_MESSAGE (10) or SEND_MESSAGE_V2 (310) of one
-message to an existing topic whose name passes every check, neither
-transactional nor delayed nor a retry, on a writable broker whose store
-takes it without waiting (ASYNC_FLUSH, or WAIT=false). Anything else, and
+message, or a SEND_BATCH_MESSAGE (320) body, to an existing topic whose name
+passes every check, neither transactional nor delayed nor a retry, on a
+writable broker whose store takes it without waiting (ASYNC_FLUSH, or
+WAIT=false). The store puts it in place when its files have room
+(``rocketmq_py.store.plain``), else the general way. Anything else, and
 every refusal, is declined *before anything changes* (``answer`` returns
 None) and the caller serves the request on the slow path, which gives the
 answer it always gave. For the requests it takes, the store files and the
@@ -24,7 +26,7 @@ from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.headers.send import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import PermName
-from rocketmq_py.common.topic_config import MULTI_TAG
+from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting import RemotingCommand, RequestContext
 from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
@@ -38,6 +40,7 @@ IMPLEMENTATION = "python"
 
 _SEND_MESSAGE = RequestCode.SEND_MESSAGE
 _SEND_MESSAGE_V2 = RequestCode.SEND_MESSAGE_V2
+_SEND_BATCH_MESSAGE = RequestCode.SEND_BATCH_MESSAGE
 #: Plain topic names remembered; past this many the set starts again (names are checked again, nothing else).
 _PLAIN_TOPICS_MAX = 10_000
 
@@ -58,7 +61,7 @@ class SendFastPath:
         if fields is None:
             return None
         try:
-            if request.code == _SEND_MESSAGE_V2:
+            if request.code in (_SEND_MESSAGE_V2, _SEND_BATCH_MESSAGE):
                 if fields.get("b") is None:
                     return None
                 header: SendMessageRequestHeaderV2 | SendMessageRequestHeader = \
@@ -71,7 +74,7 @@ class SendFastPath:
                 return None
         except CodecError:
             return None
-        if header.batch or header.sys_flag & TRANSACTION_TYPE_MASK:
+        if header.sys_flag & TRANSACTION_TYPE_MASK:
             return None
         broker = self.broker
         config = broker.config
@@ -87,7 +90,11 @@ class SendFastPath:
         if queue_id >= max(topic_config.write_queue_nums, topic_config.read_queue_nums):
             return None
         properties = codec.string_to_properties(header.properties)
-        if PROPERTY_DELAY in properties or MessageConst.TRANSACTION_PREPARED in properties:
+        if PROPERTY_DELAY in properties:
+            return None
+        if header.batch:
+            return self._answer_batch(ctx, request, header, topic_config, properties)
+        if MessageConst.TRANSACTION_PREPARED in properties:
             return None
         properties[MessageConst.CLUSTER] = config.broker_cluster_name
         wait = properties.pop(PROPERTY_WAIT, None)
@@ -128,6 +135,58 @@ class SendFastPath:
         broker.stats.on_put(topic, 1, written, int((time.monotonic() - started) * 1000))
         answer = dict(self.processor.region_fields)
         answer["msgId"] = store_host.hex().upper() + format(physical, "016X")
+        answer["queueId"] = str(queue_id)
+        answer["queueOffset"] = str(queue_offset)
+        return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, codec.FLAG_RESPONSE, None,
+                               answer, None, request.serialize_type, None)
+
+    def _answer_batch(self, ctx: RequestContext, request: RemotingCommand,
+                      header: SendMessageRequestHeaderV2 | SendMessageRequestHeader, topic_config: TopicConfig,
+                      properties: dict[str, str]) -> RemotingCommand | None:
+        """A SEND_BATCH_MESSAGE body (or any send with the batch flag): each item stored as its own record."""
+        broker = self.broker
+        store = self.store
+        properties[MessageConst.CLUSTER] = broker.config.broker_cluster_name
+        if store.put_waits(properties.get(PROPERTY_WAIT) != "false"):
+            return None
+        body = request.body or b""
+        if store.refuses_plain(len(body), 0):
+            return None
+        try:
+            stored_properties = codec.properties_to_string(properties).encode("utf-8")
+            born_host = pack_host(ctx.remote_address)
+            store_host = pack_host(broker.store_host)
+        except (UnicodeEncodeError, ValueError):
+            return None
+        topic = header.topic
+        topic_bytes = topic.encode("utf-8")
+        sys_flag = header.sys_flag
+        if topic_config.topic_filter_type == MULTI_TAG:
+            sys_flag |= MULTI_TAGS_FLAG
+        queue_id = header.queue_id
+        try:
+            records, count = layout.encode_batch(body, topic_bytes, max(queue_id, 0), sys_flag,
+                                                 header.born_timestamp, born_host, 0, store_host,
+                                                 header.reconsume_times or 0, stored_properties)
+        except ValueError:
+            return None
+        if count == 0 or len(records) + layout.END_FILE_MIN_BLANK_LENGTH > store.commit_log.file_size:
+            return None
+        # Declining stops here: the processor would draw the same random queue id again.
+        if queue_id < 0:
+            queue_id = random_queue_id(topic_config.write_queue_nums)
+            plain.set_queue_id(records, queue_id)
+        started = time.monotonic()
+        placed = plain.append_batch_in_place(store, topic, queue_id, records, count)
+        if placed is None:  # a file to make or roll: the store's general put
+            placed = store.append_records_plain(topic, queue_id, records, count)
+            if placed is None:
+                return None
+        _, written, queue_offset, _, offsets = placed
+        broker.stats.on_put(topic, count, written, int((time.monotonic() - started) * 1000))
+        host_hex = store_host.hex().upper()
+        answer = dict(self.processor.region_fields)
+        answer["msgId"] = ",".join(host_hex + format(offset, "016X") for offset in offsets)
         answer["queueId"] = str(queue_id)
         answer["queueOffset"] = str(queue_offset)
         return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, codec.FLAG_RESPONSE, None,

@@ -147,7 +147,7 @@ class BrokerController:
         if self.acl is not None:
             table.add_hook(self.acl)
         if self.config.fast_send_enable:
-            for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2):
+            for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
                 table.register_fast(code, self.send_fast.answer)
         self.lanes.assign(table)
         return table

@@ -8,13 +8,18 @@ control flow around them.
 """
 import zlib
 
-from libc.stdint cimport int32_t, int64_t
+from cpython.bytearray cimport PyByteArray_AS_STRING
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+from rocketmq_py._bytes cimport load_i32, store_i32
 
 from rocketmq_py.store import layout
 
 IMPLEMENTATION = "cython"
 
 cdef int CQ_UNIT = 20
+# Where a record holds its queue id (after its size, magic code and body CRC).
+cdef Py_ssize_t QUEUE_ID_AT = 12
 cdef Py_ssize_t IPV4_HOST = 8
 cdef Py_ssize_t END_FILE_MIN_BLANK_LENGTH = layout.END_FILE_MIN_BLANK_LENGTH
 cdef object _crc32 = zlib.crc32
@@ -24,6 +29,8 @@ cdef object _cq_put_unit = layout.cq_put_unit
 cdef object _index_put = layout.index_put
 cdef object _index_key_hash = layout.index_key_hash
 cdef object _index_header = layout.index_header
+cdef object _append_records = layout.append_records
+cdef object _check_record = layout.check_record
 
 
 cpdef list index_keys(str topic, keys, uniq_key):
@@ -118,3 +125,109 @@ def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body,
         store.tell_arrivals([(topic, queue_id, queue_offset + 1, tags_code, store_timestamp, properties_text)])
     store.wake_flush()
     return physical, written, queue_offset, store_timestamp
+
+
+def set_queue_id(bytearray records, int32_t queue_id):
+    """Write ``queue_id`` into every record of ``records`` (encoded before a random queue was drawn)."""
+    cdef Py_ssize_t position = 0, length = len(records), size
+    cdef uint8_t* data = <uint8_t*>PyByteArray_AS_STRING(records)
+    while position + QUEUE_ID_AT + 4 <= length:
+        store_i32(data + position + QUEUE_ID_AT, queue_id)
+        size = load_i32(data + position)
+        if size <= 0:
+            raise ValueError(f"record at byte {position} declares a bad size {size}")
+        position += size
+
+
+def append_batch_in_place(store, str topic, int32_t queue_id, bytearray records, Py_ssize_t count):
+    """Append, dispatch and announce the ``count`` encoded records of a batch whose files all have room:
+    ``(physical offset, bytes, first queue offset, store timestamp, each record's offset)``, or None."""
+    cdef Py_ssize_t position, cq_position, file_size, length = len(records), number, entry_count = 0
+    cdef int64_t queue_offset, physical, end_phy_offset = 0, store_timestamp, index_count, offset
+    cdef list infos = []
+    cdef list entries = []
+    cdef list offsets
+    consume_queue = store.get_consume_queue(topic, queue_id)
+    if consume_queue is None:
+        return None
+    commit_log = store.commit_log
+    config = store.config
+    cdef bint indexing = config.message_index_enable and store.index_service is not None
+    position = 0
+    while position < length:
+        info = _check_record(records, position, length, False)
+        if info.size <= 0:
+            return None
+        infos.append(info)
+        keys = index_keys(topic, info.keys, info.uniq_key) if indexing else []
+        entry_count += len(keys)
+        entries.append(keys)
+        position += <Py_ssize_t>info.size
+    if len(infos) != count:
+        return None
+    with store._write_lock:
+        log_files = commit_log.queue.files
+        cq_files = consume_queue.queue.files
+        if not log_files or not cq_files:
+            return None
+        log_file = log_files[len(log_files) - 1]
+        cq_file = cq_files[len(cq_files) - 1]
+        file_size = commit_log.file_size
+        position = log_file.wrote_position
+        if position + length + END_FILE_MIN_BLANK_LENGTH > file_size:
+            return None
+        key = (topic, queue_id)
+        table = commit_log.topic_queue_table
+        queue_offset = table.get(key, 0)
+        cq_position = cq_file.wrote_position
+        physical = <int64_t>log_file.file_from_offset + position
+        if (cq_position == 0 or cq_position + count * CQ_UNIT > <Py_ssize_t>consume_queue.file_size
+                or <int64_t>cq_file.file_from_offset + cq_position != queue_offset * CQ_UNIT
+                or physical + <int64_t>infos[0].size <= <int64_t>consume_queue.max_physic_offset):
+            return None
+        index_file = None
+        if entry_count:
+            index_files = store.index_service.files
+            if not index_files:
+                return None
+            index_file = index_files[len(index_files) - 1]
+            header = _index_header(index_file.mapped.mm)
+            end_phy_offset = header[3]
+            index_count = header[5]
+            if index_count + entry_count > <int64_t>index_file.index_num:
+                return None
+        with commit_log.put_lock:
+            store_timestamp = commit_log.clock()
+            commit_log.begin_time_in_lock = store_timestamp
+            try:
+                _append_records(log_file.mm, position, file_size, records, queue_offset, physical, store_timestamp)
+                log_file.wrote_position = position + length
+                log_file.store_timestamp = store_timestamp
+                table[key] = queue_offset + count
+            finally:
+                commit_log.begin_time_in_lock = 0
+        offsets = []
+        offset = physical
+        cq_mm = cq_file.mm
+        if index_file is not None:
+            index_mm = index_file.mapped.mm
+            slots = index_file.hash_slot_num
+            slot_count = index_file.index_num
+        for number in range(count):
+            info = infos[number]
+            offsets.append(offset)
+            _cq_put_unit(cq_mm, cq_position + number * CQ_UNIT, offset, info.size, info.tags_code)
+            keys = entries[number]
+            if index_file is not None and offset >= end_phy_offset and keys:
+                for entry in keys:
+                    _index_put(index_mm, slots, slot_count, _index_key_hash(entry), offset, store_timestamp)
+                end_phy_offset = offset
+            offset += <int64_t>info.size
+        cq_file.wrote_position = cq_position + count * CQ_UNIT
+        consume_queue.max_physic_offset = offset
+        store.checkpoint.logics_msg_timestamp = store_timestamp
+    if store.arrival_listeners:
+        store.tell_arrivals([(topic, queue_id, queue_offset + number + 1, infos[number].tags_code, store_timestamp,
+                              infos[number].properties) for number in range(count)])
+    store.wake_flush()
+    return physical, length, queue_offset, store_timestamp, offsets

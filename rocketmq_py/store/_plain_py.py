@@ -24,6 +24,8 @@ IMPLEMENTATION = "python"
 
 _CQ_UNIT = 20
 _IPV4_HOST = 8
+#: Where a record holds its queue id (after its size, magic code and body CRC).
+_QUEUE_ID_AT = 12
 
 
 def index_keys(topic: str, keys: str | None, uniq_key: str | None) -> list[str]:
@@ -112,3 +114,101 @@ def append_in_place(store: MessageStore, topic: str, topic_bytes: bytes, queue_i
         store.tell_arrivals([(topic, queue_id, queue_offset + 1, tags_code, store_timestamp, properties_text)])
     store.wake_flush()
     return physical, written, queue_offset, store_timestamp
+
+
+def set_queue_id(records: bytearray, queue_id: int) -> None:
+    """Write ``queue_id`` into every record of ``records`` (encoded before a random queue was drawn)."""
+    position = 0
+    value = queue_id.to_bytes(4, "big", signed=True)
+    while position + _QUEUE_ID_AT + 4 <= len(records):
+        records[position + _QUEUE_ID_AT:position + _QUEUE_ID_AT + 4] = value
+        size = int.from_bytes(records[position:position + 4], "big", signed=True)
+        if size <= 0:
+            raise ValueError(f"record at byte {position} declares a bad size {size}")
+        position += size
+
+
+def append_batch_in_place(store: MessageStore, topic: str, queue_id: int, records: bytearray,
+                          count: int) -> tuple[int, int, int, int, list[int]] | None:
+    """Append, dispatch and announce the ``count`` encoded records of a batch whose files all have room:
+    ``(physical offset, bytes, first queue offset, store timestamp, each record's offset)``, or None, having
+    changed nothing, for the general way (``MessageStore.append_records_plain``)."""
+    consume_queue = store.get_consume_queue(topic, queue_id)
+    if consume_queue is None:
+        return None
+    commit_log = store.commit_log
+    config = store.config
+    indexing = config.message_index_enable and store.index_service is not None
+    infos = []
+    entries = []
+    position = 0
+    while position < len(records):
+        info = layout.check_record(records, position, len(records), False)
+        if info.size <= 0:
+            return None
+        infos.append(info)
+        entries.append(index_keys(topic, info.keys, info.uniq_key) if indexing else [])
+        position += info.size
+    if len(infos) != count:
+        return None
+    with store._write_lock:
+        log_files = commit_log.queue.files
+        cq_files = consume_queue.queue.files
+        if not log_files or not cq_files:
+            return None
+        log_file = log_files[-1]
+        cq_file = cq_files[-1]
+        file_size = commit_log.file_size
+        position = log_file.wrote_position
+        if position + len(records) + layout.END_FILE_MIN_BLANK_LENGTH > file_size:
+            return None
+        key = (topic, queue_id)
+        queue_offset = commit_log.topic_queue_table.get(key, 0)
+        cq_position = cq_file.wrote_position
+        physical = log_file.file_from_offset + position
+        if (cq_position == 0 or cq_position + count * _CQ_UNIT > consume_queue.file_size
+                or cq_file.file_from_offset + cq_position != queue_offset * _CQ_UNIT
+                or physical + infos[0].size <= consume_queue.max_physic_offset):
+            return None
+        index_file = None
+        end_phy_offset = 0
+        entry_count = sum(len(keys) for keys in entries)
+        if entry_count:
+            assert store.index_service is not None
+            index_files = store.index_service.files
+            if not index_files:
+                return None
+            index_file = index_files[-1]
+            _, _, _, end_phy_offset, _, index_count = index_file.header()
+            if index_count + entry_count > index_file.index_num:
+                return None
+        with commit_log.put_lock:
+            store_timestamp = commit_log.begin_time_in_lock = commit_log.clock()
+            try:
+                layout.append_records(log_file.mm, position, file_size, records, queue_offset, physical,
+                                      store_timestamp)
+                log_file.wrote_position = position + len(records)
+                log_file.store_timestamp = store_timestamp
+                commit_log.topic_queue_table[key] = queue_offset + count
+            finally:
+                commit_log.begin_time_in_lock = 0
+        offsets = []
+        offset = physical
+        for number, info in enumerate(infos):
+            offsets.append(offset)
+            layout.cq_put_unit(cq_file.mm, cq_position + number * _CQ_UNIT, offset, info.size, info.tags_code)
+            if index_file is not None and offset >= end_phy_offset and entries[number]:
+                for entry in entries[number]:
+                    layout.index_put(index_file.mapped.mm, index_file.hash_slot_num, index_file.index_num,
+                                     layout.index_key_hash(entry), offset, store_timestamp)
+                end_phy_offset = offset
+            offset += info.size
+        cq_file.wrote_position = cq_position + count * _CQ_UNIT
+        consume_queue.max_physic_offset = offset
+        assert store.checkpoint is not None
+        store.checkpoint.logics_msg_timestamp = store_timestamp
+    if store.arrival_listeners:
+        store.tell_arrivals([(topic, queue_id, queue_offset + number + 1, info.tags_code, store_timestamp,
+                              info.properties) for number, info in enumerate(infos)])
+    store.wake_flush()
+    return physical, len(records), queue_offset, store_timestamp, offsets

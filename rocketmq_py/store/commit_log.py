@@ -148,14 +148,29 @@ class CommitLog:
 
     def append_messages(self, batch: StoreMessageBatch, properties: bytes) -> AppendMessageResult:
         """Append every message of a batch body as its own record, with consecutive queue offsets."""
-        born_host = pack_host(batch.born_host)
         store_host = pack_host(batch.store_host)
         records, count = layout.encode_batch(batch.body, batch.topic.encode("utf-8"), batch.queue_id, batch.sys_flag,
-                                             batch.born_timestamp, born_host, 0, store_host, batch.reconsume_times,
-                                             properties)
+                                             batch.born_timestamp, pack_host(batch.born_host), 0, store_host,
+                                             batch.reconsume_times, properties)
+        placed = self.append_records(batch.topic, batch.queue_id, records, count)
+        if isinstance(placed, AppendMessageStatus):
+            return AppendMessageResult(placed)
+        physical, queue_offset, store_timestamp = placed
+        offsets = record_offsets(records, physical)
+        msg_id = ",".join(offset_msg_id(store_host, offset) for offset in offsets)
+        return AppendMessageResult(AppendMessageStatus.PUT_OK, physical, len(records), msg_id, store_timestamp,
+                                   queue_offset, count, offsets)
+
+    def append_records(self, topic: str, queue_id: int, records: bytes | bytearray,
+                       count: int) -> tuple[int, int, int] | AppendMessageStatus:
+        """Append ``count`` records encoded by ``layout.encode_batch`` for ``topic``/``queue_id``.
+
+        Returns ``(physical offset, first queue offset, store timestamp)``, or the status of records that
+        were not written. The batch put and the broker's fast batch send share it.
+        """
         if count == 0 or len(records) + layout.END_FILE_MIN_BLANK_LENGTH > self.file_size:
-            return AppendMessageResult(AppendMessageStatus.MESSAGE_SIZE_EXCEEDED)
-        key = (batch.topic, batch.queue_id)
+            return AppendMessageStatus.MESSAGE_SIZE_EXCEEDED
+        key = (topic, queue_id)
         with self.put_lock:
             store_timestamp = self.begin_time_in_lock = self.clock()
             try:
@@ -169,16 +184,13 @@ class CommitLog:
                         break
                     mapped.wrote_position = self.file_size
                 else:
-                    return AppendMessageResult(AppendMessageStatus.UNKNOWN_ERROR)
+                    return AppendMessageStatus.UNKNOWN_ERROR
                 mapped.wrote_position = position + len(records)
                 mapped.store_timestamp = store_timestamp
                 self.topic_queue_table[key] = queue_offset + count
             finally:
                 self.begin_time_in_lock = 0
-        offsets = _record_offsets(records, physical)
-        msg_id = ",".join(offset_msg_id(store_host, offset) for offset in offsets)
-        return AppendMessageResult(AppendMessageStatus.PUT_OK, physical, len(records), msg_id, store_timestamp,
-                                   queue_offset, count, offsets)
+        return physical, queue_offset, store_timestamp
 
     def append_data(self, start_offset: int, data: bytes) -> bool:
         """Append raw CommitLog bytes received from the master at exactly ``start_offset`` (a slave's write).
@@ -332,7 +344,8 @@ def _host_flags(sys_flag: int, born_host: bytes, store_host: bytes) -> int:
     return sys_flag
 
 
-def _record_offsets(records: bytes | bytearray, first: int) -> list[int]:
+def record_offsets(records: bytes | bytearray, first: int) -> list[int]:
+    """The CommitLog offset of each record of ``records``, the first written at ``first``."""
     offsets = []
     position = 0
     while position < len(records):

@@ -29,7 +29,7 @@ from rocketmq_py.errors import CodecError
 from rocketmq_py.store import layout
 from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.clean import CleanService, DiskUsage, disk_used_ratio
-from rocketmq_py.store.commit_log import CommitLog, now_ms
+from rocketmq_py.store.commit_log import CommitLog, now_ms, record_offsets
 from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, SYNC_MASTER, MessageStoreConfig, delay_level_table
 from rocketmq_py.store.consume_queue import ConsumeQueue
 from rocketmq_py.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService, ServiceThread
@@ -439,6 +439,28 @@ class MessageStore(StoreReads):
         service = self._flush_service
         if isinstance(service, GroupCommitService) or (service is not None and not self.config.flush_commit_log_timed):
             service.wakeup()
+
+    def append_records_plain(self, topic: str, queue_id: int, records: bytearray,
+                             count: int) -> tuple[int, int, int, int, list[int]] | None:
+        """The broker's fast batch send: append and dispatch ``count`` records encoded by ``layout.encode_batch``.
+
+        Returns ``(physical offset, bytes, first queue offset, store timestamp, each record's offset)``, or
+        None, having written nothing, when this put needs :meth:`append_messages` (see :meth:`append_plain`).
+        """
+        with self._write_lock:
+            try:
+                self._make_room(topic, queue_id, True)
+                placed = self.commit_log.append_records(topic, queue_id, records, count)
+            except StoreDiskFullError:
+                return None
+            if isinstance(placed, AppendMessageStatus):
+                return None
+            physical, queue_offset, store_timestamp = placed
+            offsets = record_offsets(records, physical)
+            dispatched = self._dispatch_written(offsets)
+        self._notify(dispatched)
+        self.wake_flush()
+        return physical, len(records), queue_offset, store_timestamp, offsets
 
     def refuses_plain(self, body_length: int, properties_length: int) -> bool:
         """True when :meth:`append_message` would refuse a plain message of these sizes, or any message now."""

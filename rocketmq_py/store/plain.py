@@ -15,6 +15,8 @@ else:
 
 IMPLEMENTATION: str = _impl.IMPLEMENTATION
 append_in_place = _impl.append_in_place
+append_batch_in_place = _impl.append_batch_in_place
+set_queue_id = _impl.set_queue_id
 index_keys = _impl.index_keys
 
-__all__ = ["IMPLEMENTATION", "append_in_place", "index_keys"]
+__all__ = ["IMPLEMENTATION", "append_in_place", "append_batch_in_place", "set_queue_id", "index_keys"]
