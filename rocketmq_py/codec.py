@@ -85,3 +85,26 @@ __all__ = [
     "decode_offset_msg_id", "unique_id_ip", "unique_id_timestamp", "java_string_hash",
     "crc32_masked", "json_loads", "json_dumps",
 ]
+
+
+# Built on the selected encode_command, so one definition serves both implementations (and it is not one of
+# the names each of them must offer).
+def encode_command_apart(cmd: RemotingCommand) -> tuple[bytes, bytes | None]:
+    """``encode_command(cmd)`` as the frame's head and its body, which is not copied: ``head + body`` is the
+    frame (the head's length field counts the body), and the same errors are raised.
+
+    A connection writes both as they are, so a large body (a pull's records) reaches the kernel without
+    first being copied into a frame.
+    """
+    body = cmd.body
+    if not body:
+        return encode_command(cmd), None
+    cmd.body = None
+    try:
+        head = encode_command(cmd)
+    finally:
+        cmd.body = body
+    total = int.from_bytes(head[:4], "big") + memoryview(body).nbytes
+    if total + 4 > MAX_FRAME_LENGTH:
+        return encode_command(cmd), None  # raises the codec's own FrameTooLargeError
+    return total.to_bytes(4, "big") + head[4:], body

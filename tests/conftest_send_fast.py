@@ -38,6 +38,10 @@ class KeepingTransport:
     def write(self, data: bytes) -> None:
         self.written += data
 
+    def writelines(self, buffers: list[bytes]) -> None:
+        for data in buffers:
+            self.written += data
+
     def is_closing(self) -> bool:
         return False
 

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from rocketmq_py import codec
+from rocketmq_py.errors import FrameTooLargeError
 from rocketmq_py.remoting import (
     REJECT_REQUEST_REMARK,
     OpaqueCounter,
@@ -226,3 +227,22 @@ async def test_registration_errors() -> None:
     with ThreadPoolExecutor(1) as executor, pytest.raises(TypeError):
         table.register(1, coroutine, executor)
     assert 1 not in table
+
+
+@pytest.mark.parametrize("serialize_type", [codec.SERIALIZE_JSON, codec.SERIALIZE_ROCKETMQ])
+@pytest.mark.parametrize("body", [None, b"", b"x", bytes(range(256)) * 40, memoryview(b"records" * 1000)])
+def test_a_frame_apart_is_the_frame(serialize_type, body):
+    command = create_request(11, {"topic": "T", "queueId": "3"}, body, remark="r", serialize_type=serialize_type)
+    head, apart = codec.encode_command_apart(command)
+    assert head + (bytes(apart) if apart is not None else b"") == codec.encode_command(command)
+    assert apart is None or apart is body
+    assert command.body is body
+
+
+def test_a_frame_apart_too_large_raises_the_codecs_error():
+    command = create_request(11, {"topic": "T"}, memoryview(bytearray(codec.MAX_FRAME_LENGTH)))
+    with pytest.raises(FrameTooLargeError) as apart:
+        codec.encode_command_apart(command)
+    with pytest.raises(FrameTooLargeError) as whole:
+        codec.encode_command(command)
+    assert str(apart.value) == str(whole.value)

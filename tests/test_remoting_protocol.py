@@ -221,6 +221,35 @@ async def test_frames_of_one_loop_pass_go_out_in_one_write() -> None:
     assert writes[1:] == [codec.encode_command(third)]
 
 
+@pytest.mark.parametrize("body_size", [0, 4095, 4096, 70_000, 300 * 1024])
+async def test_an_answer_is_the_same_bytes_whether_its_body_is_copied_into_the_frame_or_written_apart(
+        body_size: int) -> None:
+    table = ProcessorTable()
+    body = bytes(range(256)) * (body_size // 256) + b"x" * (body_size % 256)
+
+    async def records(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        return create_response(request, 0, "FOUND", {"nextBeginOffset": "32"}, body or None)
+
+    table.register(11, records)
+    connection, transport, _ = connect(table)
+    calls: list[list[bytes]] = []
+    transport.writelines = lambda buffers: (calls.append(list(buffers)),  # type: ignore[method-assign]
+                                            transport.write(b"".join(buffers)))
+    request = create_request(11, {"a": "b"})
+    connection.data_received(codec.encode_command(request))
+    while connection.running_requests:
+        await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    expected = create_response(request, 0, "FOUND", {"nextBeginOffset": "32"}, body or None)
+    expected.opaque = request.opaque
+    expected.flag |= codec.FLAG_RESPONSE
+    assert bytes(transport.written) == codec.encode_command(expected)
+    # A body of 4 KiB or more goes to the transport as its own buffer, after the frame's head.
+    assert [len(buffers) for buffers in calls] == ([2] if body_size >= 4096 else [])
+    if calls:
+        assert calls[0][1] is body
+
+
 async def test_close_writes_the_frames_still_buffered() -> None:
     connection, transport, _ = connect()
     request = create_request(1, {"a": "b"}, b"body")

@@ -46,6 +46,8 @@ _ABANDONED_REMEMBERED = 1024
 #: Buffered frames of more bytes than this are written at once rather than at the end of the loop pass,
 #: so the transport's watermarks see them and pause the writers.
 _FLUSH_AT_BYTES = 256 * 1024
+#: An answer's body of this many bytes or more is written apart from its frame's head instead of copied into it.
+_BODY_APART_AT = 4096
 
 
 def _address_text(address: object) -> str:
@@ -167,6 +169,18 @@ class RemotingConnection(asyncio.Protocol):
             self._flush_pending = True
             self._loop.call_soon(self._flush)
 
+    def _write_command(self, command: RemotingCommand) -> None:
+        """Buffer ``command``'s frame; a large body (a pull's records) is buffered as it is, after the frame's
+        head, instead of being copied into the frame."""
+        body = command.body
+        if body is None or len(body) < _BODY_APART_AT:
+            self._write(codec.encode_command(command))
+            return
+        head, body = codec.encode_command_apart(command)
+        self._write(head)
+        if body is not None:
+            self._write(body)
+
     def _flush(self) -> None:
         self._flush_pending = False
         out = self._out
@@ -178,14 +192,18 @@ class RemotingConnection(asyncio.Protocol):
         if transport is None or transport.is_closing():
             _log.debug("%d frames to %s dropped: the connection is closed", len(out), self.remote_address)
             return
-        transport.write(out[0] if len(out) == 1 else b"".join(out))
+        if len(out) == 1:
+            transport.write(out[0])
+        else:
+            # uvloop hands the buffers to the kernel as they are (asyncio before 3.12 joins them itself).
+            transport.writelines(out)
 
     async def send(self, command: RemotingCommand) -> None:
         """Write one frame, then wait while the write buffer is above its high watermark."""
         transport = self._transport
         if transport is None or self._lost.done() or transport.is_closing():
             raise RemotingSendRequestError(self.remote_address, "the connection is closed")
-        self._write(codec.encode_command(command))
+        self._write_command(command)
         self._last_activity = self._loop.time()
         if not self._writable.is_set():
             self._flush()  # the frame waits in the transport's buffer, not in ours
@@ -352,13 +370,12 @@ class RemotingConnection(asyncio.Protocol):
         response.opaque = request.opaque
         commands.mark_response(response)
         try:
-            frame = codec.encode_command(response)
+            self._write_command(response)
         except CodecError as error:
             _log.error("the response to %r cannot be encoded: %s", request, error)
-            frame = codec.encode_command(create_response(
+            self._write(codec.encode_command(create_response(
                 request, RemotingSysResponseCode.SYSTEM_ERROR, f"the response could not be encoded: {error}",
-            ))
-        self._write(frame)
+            )))
         self._last_activity = self._loop.time()
 
     async def _send_response(self, request: RemotingCommand, response: RemotingCommand) -> None:
