@@ -23,7 +23,7 @@ from rocketmq_py.common.topic_config import MULTI_TAG
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting import RemotingCommand
 from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
-from rocketmq_py.store import layout, plain
+from rocketmq_py.store import hot_paths, layout
 from rocketmq_py.store.message import PROPERTY_DELAY, PROPERTY_WAIT, TRANSACTION_TYPE_MASK, pack_host
 
 IMPLEMENTATION = "cython"
@@ -32,8 +32,8 @@ cdef int SEND_MESSAGE = RequestCode.SEND_MESSAGE
 cdef int SEND_MESSAGE_V2 = RequestCode.SEND_MESSAGE_V2
 cdef int SEND_BATCH_MESSAGE = RequestCode.SEND_BATCH_MESSAGE
 cdef Py_ssize_t END_FILE_MIN_BLANK_LENGTH = layout.END_FILE_MIN_BLANK_LENGTH
-cdef object _append_batch_in_place = plain.append_batch_in_place
-cdef object _set_queue_id = plain.set_queue_id
+cdef object _append_batch_in_place = hot_paths.append_batch_in_place
+cdef object _set_queue_id = hot_paths.set_queue_id
 cdef object _encode_batch = layout.encode_batch
 cdef int PLAIN_TOPICS_MAX = 10_000
 cdef int WRITE = PermName.WRITE
@@ -46,7 +46,7 @@ cdef object RETRY_PREFIX = topics.RETRY_GROUP_TOPIC_PREFIX
 cdef object TAGS = MessageConst.TAGS
 cdef object KEYS = MessageConst.KEYS
 cdef object UNIQ_KEY = MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX
-cdef object _append_in_place = plain.append_in_place
+cdef object _append_in_place = hot_paths.append_in_place
 cdef object _java_string_hash = layout.java_string_hash
 cdef object _monotonic = time.monotonic
 cdef object _string_to_properties = codec.string_to_properties

@@ -8,7 +8,7 @@ message, or a SEND_BATCH_MESSAGE (320) body, to an existing topic whose name
 passes every check, neither transactional nor delayed nor a retry, on a
 writable broker whose store takes it without waiting (ASYNC_FLUSH, or
 WAIT=false). The store puts it in place when its files have room
-(``rocketmq_py.store.plain``), else the general way. Anything else, and
+(``rocketmq_py.store.hot_paths``), else the general way. Anything else, and
 every refusal, is declined *before anything changes* (``answer`` returns
 None) and the caller serves the request on the slow path, which gives the
 answer it always gave. For the requests it takes, the store files and the
@@ -30,7 +30,7 @@ from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting import RemotingCommand, RequestContext
 from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
-from rocketmq_py.store import layout, plain
+from rocketmq_py.store import hot_paths, layout
 from rocketmq_py.store.message import PROPERTY_DELAY, PROPERTY_WAIT, TRANSACTION_TYPE_MASK, pack_host
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ class SendFastPath:
         reconsume_times = header.reconsume_times or 0
         # What the general put would read back from the stored properties, known here already.
         tags = properties.get(MessageConst.TAGS)
-        placed = plain.append_in_place(store, topic, topic_bytes, queue_id, body, stored_properties, stored_text,
+        placed = hot_paths.append_in_place(store, topic, topic_bytes, queue_id, body, stored_properties, stored_text,
                                        header.flag, sys_flag, header.born_timestamp, born_host, store_host,
                                        reconsume_times, layout.java_string_hash(tags) if tags else 0,
                                        properties.get(MessageConst.KEYS), properties.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX))
@@ -175,9 +175,9 @@ class SendFastPath:
         # Declining stops here: the processor would draw the same random queue id again.
         if queue_id < 0:
             queue_id = random_queue_id(topic_config.write_queue_nums)
-            plain.set_queue_id(records, queue_id)
+            hot_paths.set_queue_id(records, queue_id)
         started = time.monotonic()
-        placed = plain.append_batch_in_place(store, topic, queue_id, records, count)
+        placed = hot_paths.append_batch_in_place(store, topic, queue_id, records, count)
         if placed is None:  # a file to make or roll: the store's general put
             placed = store.append_records_plain(topic, queue_id, records, count)
             if placed is None:

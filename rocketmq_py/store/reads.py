@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING, Iterable, Protocol
 
 from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
+from rocketmq_py.store import hot_paths
 from rocketmq_py.store.config import SLAVE
 from rocketmq_py.store.consume_queue import MAX_FILTER_BYTES, UNIT
 from rocketmq_py.store.results import GetMessageResult, GetMessageStatus, QueryMessageResult
@@ -118,48 +119,8 @@ class StoreReads:
 
     def _collect(self, result: GetMessageResult, units: Iterable[tuple[int, int, int]], offset: int, max_msg_nums: int,
                  message_filter: MessageFilter | None) -> None:
-        result.status = GetMessageStatus.NO_MATCHED_MESSAGE
-        max_physical = self.commit_log.max_offset
         memory = TOTAL_PHYSICAL_MEMORY * self.config.access_message_in_memory_max_ratio // 100
-        next_file_start = None
-        last_physical = 0
-        total_size = 0
-        read = 0
-        for physical, size, tags_code in units:
-            last_physical = physical
-            if next_file_start is not None and physical < next_file_start:
-                read += 1
-                continue
-            if result.buffers and self._batch_full(size, max_msg_nums, total_size, len(result.buffers),
-                                                   max_physical - physical > memory):
-                break
-            read += 1
-            if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code):
-                continue
-            record = self.commit_log.get_message(physical, size)
-            if record is None:
-                if not result.buffers:
-                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
-                next_file_start = self.commit_log.roll_next_file(physical)
-                continue
-            if message_filter is not None and not message_filter.is_matched_by_commit_log(record):
-                continue
-            result.buffers.append(record)
-            result.queue_offsets.append(offset + read - 1)
-            total_size += size
-            result.status = GetMessageStatus.FOUND
-            next_file_start = None
-        result.next_begin_offset = offset + read
-        result.suggest_pulling_from_slave = max_physical - last_physical > memory
-
-    def _batch_full(self, size: int, max_msg_nums: int, total_size: int, count: int, in_disk: bool) -> bool:
-        if max_msg_nums <= count:
-            return True
-        if in_disk:
-            return (total_size + size > self.config.max_transfer_bytes_on_message_in_disk
-                    or count > self.config.max_transfer_count_on_message_in_disk - 1)
-        return (total_size + size > self.config.max_transfer_bytes_on_message_in_memory
-                or count > self.config.max_transfer_count_on_message_in_memory - 1)
+        hot_paths.collect(self, result, units, offset, max_msg_nums, message_filter, memory)
 
     # --- offsets -----------------------------------------------------------------------------------
 

@@ -1,24 +1,32 @@
-"""The common case of a plain put, in place: the pure-Python twin of ``_plain.pyx`` and its specification.
+"""The store's hot paths in pure Python: the twin of ``_hot_paths.pyx`` and its specification.
 
-:meth:`MessageStore.append_plain <rocketmq_py.store.message_store.MessageStore.append_plain>` appends a
-plain message (neither transactional nor delayed) through the store's general steps: make room in every
-file it may need, append the record, read it back, build its ConsumeQueue unit and index entries, tell the
-arrival listeners, wake the flush thread. Almost every put of a running broker finds all three files
-already there with room to spare; ``append_in_place`` does that case in one pass, from what the caller
-already knows of the message (its tags hash, keys and unique key, as the read-back would find them in the
-stored properties), and writes the same bytes. Whenever a file is missing or full, a queue offset does not
-follow its ConsumeQueue's end, or a host is IPv6, it returns None before changing anything, and the caller
-goes the general way (tests/test_send_fast.py holds both to the same store files).
+**Plain puts in place.** :meth:`MessageStore.append_plain
+<rocketmq_py.store.message_store.MessageStore.append_plain>` appends a plain message (neither transactional
+nor delayed) through the store's general steps: make room in every file it may need, append the record,
+read it back, build its ConsumeQueue unit and index entries, tell the arrival listeners, wake the flush
+thread. Almost every put of a running broker finds all three files already there with room to spare;
+``append_in_place`` does that case in one pass, from what the caller already knows of the message (its tags
+hash, keys and unique key, as the read-back would find them in the stored properties), and writes the same
+bytes; ``append_batch_in_place`` does the same for the records of a batch. Whenever a file is missing or
+full, a queue offset does not follow its ConsumeQueue's end, or a host is IPv6, they return None before
+changing anything, and the caller goes the general way (tests/test_send_fast.py holds both to the same
+store files).
+
+**A pull's records.** ``collect`` walks a pull's ConsumeQueue units and gathers the records that pass the
+filter, within Java's transfer limits (Java's DefaultMessageStore.getMessage loop).
 """
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from rocketmq_py.store import layout
+from rocketmq_py.store.results import GetMessageStatus
 
 if TYPE_CHECKING:
     from rocketmq_py.store.message_store import MessageStore
+    from rocketmq_py.store.reads import MessageFilter, StoreReads
+    from rocketmq_py.store.results import GetMessageResult
 
 IMPLEMENTATION = "python"
 
@@ -212,3 +220,52 @@ def append_batch_in_place(store: MessageStore, topic: str, queue_id: int, record
                               info.properties) for number, info in enumerate(infos)])
     store.wake_flush()
     return physical, len(records), queue_offset, store_timestamp, offsets
+
+
+def collect(reads: StoreReads, result: GetMessageResult, units: Iterable[tuple[int, int, int]], offset: int,
+            max_msg_nums: int, message_filter: MessageFilter | None, memory: int) -> None:
+    """Fill ``result`` with the records of ``units`` (read from queue offset ``offset``) that pass
+    ``message_filter``, until ``max_msg_nums`` or the transfer limits; ``memory`` is the byte distance
+    behind the CommitLog's end past which data is taken to be on disk (the smaller limits apply)."""
+    result.status = GetMessageStatus.NO_MATCHED_MESSAGE
+    commit_log = reads.commit_log
+    config = reads.config
+    max_physical = commit_log.max_offset
+    next_file_start = None
+    last_physical = 0
+    total_size = 0
+    read = 0
+    for physical, size, tags_code in units:
+        last_physical = physical
+        if next_file_start is not None and physical < next_file_start:
+            read += 1
+            continue
+        count = len(result.buffers)
+        if count:
+            if max_msg_nums <= count:
+                break
+            if max_physical - physical > memory:
+                if (total_size + size > config.max_transfer_bytes_on_message_in_disk
+                        or count > config.max_transfer_count_on_message_in_disk - 1):
+                    break
+            elif (total_size + size > config.max_transfer_bytes_on_message_in_memory
+                  or count > config.max_transfer_count_on_message_in_memory - 1):
+                break
+        read += 1
+        if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code):
+            continue
+        record = commit_log.get_message(physical, size)
+        if record is None:
+            if not result.buffers:
+                result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+            next_file_start = commit_log.roll_next_file(physical)
+            continue
+        if message_filter is not None and not message_filter.is_matched_by_commit_log(record):
+            continue
+        result.buffers.append(record)
+        result.queue_offsets.append(offset + read - 1)
+        total_size += size
+        result.status = GetMessageStatus.FOUND
+        next_file_start = None
+    result.next_begin_offset = offset + read
+    result.suggest_pulling_from_slave = max_physical - last_physical > memory

@@ -1,10 +1,11 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The common case of a plain put, in place, compiled: the twin of ``_plain_py``, which says what it does.
+"""The store's hot paths, compiled: the twin of ``_hot_paths_py``, which says what each one does.
 
-The same checks in the same order and the same writes, through the same
-layout functions (``rocketmq_py._store``), so that both give the store
-files of the general put; the C types take the interpreter out of the
-control flow around them.
+The same checks in the same order and the same writes and reads, through
+the same layout functions (``rocketmq_py._store``), so that both give the
+store files and the pull results of the general code; the C types take the
+interpreter out of the control flow around them. Compiled without
+wraparound, so a list's last item is named by its index.
 """
 import zlib
 
@@ -14,6 +15,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from rocketmq_py._bytes cimport load_i32, store_i32
 
 from rocketmq_py.store import layout
+from rocketmq_py.store.results import GetMessageStatus
 
 IMPLEMENTATION = "cython"
 
@@ -69,7 +71,6 @@ def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body,
         cq_files = consume_queue.queue.files
         if not log_files or not cq_files:
             return None
-        # Compiled without wraparound: the last item is named by its index.
         log_file = log_files[len(log_files) - 1]
         cq_file = cq_files[len(cq_files) - 1]
         file_size = commit_log.file_size
@@ -231,3 +232,73 @@ def append_batch_in_place(store, str topic, int32_t queue_id, bytearray records,
                               infos[number].properties) for number in range(count)])
     store.wake_flush()
     return physical, length, queue_offset, store_timestamp, offsets
+
+
+cdef object NO_MATCHED_MESSAGE = GetMessageStatus.NO_MATCHED_MESSAGE
+cdef object MESSAGE_WAS_REMOVING = GetMessageStatus.MESSAGE_WAS_REMOVING
+cdef object FOUND = GetMessageStatus.FOUND
+
+
+def collect(reads, result, units, int64_t offset, int64_t max_msg_nums, message_filter, int64_t memory):
+    """Fill ``result`` with the records of ``units`` (read from queue offset ``offset``) that pass
+    ``message_filter``, until ``max_msg_nums`` or the transfer limits."""
+    cdef int64_t physical, last_physical = 0, total_size = 0, next_file_start = -1, read = 0, size
+    cdef int64_t file_from = 0, file_size, max_physical, count
+    cdef int64_t bytes_in_disk, count_in_disk, bytes_in_memory, count_in_memory
+    cdef list buffers = result.buffers
+    cdef list queue_offsets = result.queue_offsets
+    cdef bint filtered = message_filter is not None
+    result.status = NO_MATCHED_MESSAGE
+    commit_log = reads.commit_log
+    config = reads.config
+    bytes_in_disk = config.max_transfer_bytes_on_message_in_disk
+    count_in_disk = config.max_transfer_count_on_message_in_disk
+    bytes_in_memory = config.max_transfer_bytes_on_message_in_memory
+    count_in_memory = config.max_transfer_count_on_message_in_memory
+    max_physical = commit_log.max_offset
+    file_size = commit_log.file_size
+    files = commit_log.queue
+    mapped = None
+    for unit in units:
+        physical = unit[0]
+        size = unit[1]
+        last_physical = physical
+        if next_file_start >= 0 and physical < next_file_start:
+            read += 1
+            continue
+        count = len(buffers)
+        if count:
+            if max_msg_nums <= count:
+                break
+            if max_physical - physical > memory:
+                if total_size + size > bytes_in_disk or count > count_in_disk - 1:
+                    break
+            elif total_size + size > bytes_in_memory or count > count_in_memory - 1:
+                break
+        read += 1
+        if filtered and not message_filter.is_matched_by_consume_queue(unit[2]):
+            continue
+        # What commit_log.get_message(physical, size) reads, with the file looked up once per file.
+        if physical < 0:
+            record = None
+        else:
+            if mapped is None or physical < file_from or physical >= file_from + file_size:
+                mapped = files.find_mapped_file_by_offset(physical)
+                if mapped is not None:
+                    file_from = mapped.file_from_offset
+            record = None if mapped is None else mapped.read(physical % file_size, size)
+        if record is None:
+            if not buffers:
+                result.status = MESSAGE_WAS_REMOVING
+            next_file_start = physical + file_size - physical % file_size if physical >= 0 else \
+                commit_log.roll_next_file(physical)
+            continue
+        if filtered and not message_filter.is_matched_by_commit_log(record):
+            continue
+        buffers.append(record)
+        queue_offsets.append(offset + read - 1)
+        total_size += size
+        result.status = FOUND
+        next_file_start = -1
+    result.next_begin_offset = offset + read
+    result.suggest_pulling_from_slave = max_physical - last_physical > memory
