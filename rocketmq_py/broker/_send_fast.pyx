@@ -173,12 +173,7 @@ cdef class SendFastPath:
         physical = placed[0]
         queue_offset = placed[2]
         broker.stats.on_put(topic, 1, placed[1], int((_monotonic() - started) * 1000))
-        cdef dict answer = dict(self.processor.region_fields)
-        answer["msgId"] = self._store_host_hex + _offset_hex(physical)
-        answer["queueId"] = str(queue_id)
-        answer["queueOffset"] = str(queue_offset)
-        return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, FLAG_RESPONSE, None, answer,
-                               None, request.serialize_type, None)
+        return self._stored(request, self._store_host_hex + _offset_hex(physical), queue_id, queue_offset)
 
     cdef _answer_batch(self, ctx, request, header, topic_config, dict properties):
         """A SEND_BATCH_MESSAGE body (or any send with the batch flag): each item stored as its own record."""
@@ -224,10 +219,15 @@ cdef class SendFastPath:
                 return None
         broker.stats.on_put(topic, count, placed[1], int((_monotonic() - started) * 1000))
         host_hex = self._store_host_hex
+        return self._stored(request, ",".join([host_hex + _offset_hex(offset) for offset in placed[4]]), queue_id,
+                            placed[2])
+
+    cdef _stored(self, request, str msg_id, long long queue_id, long long queue_offset):
+        """The processor's SUCCESS answer: the region fields, then SendMessageResponseHeader's."""
         cdef dict answer = dict(self.processor.region_fields)
-        answer["msgId"] = ",".join([host_hex + _offset_hex(offset) for offset in placed[4]])
+        answer["msgId"] = msg_id
         answer["queueId"] = str(queue_id)
-        answer["queueOffset"] = str(placed[2])
+        answer["queueOffset"] = str(queue_offset)
         return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, FLAG_RESPONSE, None, answer,
                                None, request.serialize_type, None)
 

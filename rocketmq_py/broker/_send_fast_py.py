@@ -133,12 +133,7 @@ class SendFastPath:
                 return None
         physical, written, queue_offset, _ = placed
         broker.stats.on_put(topic, 1, written, int((time.monotonic() - started) * 1000))
-        answer = dict(self.processor.region_fields)
-        answer["msgId"] = store_host.hex().upper() + format(physical, "016X")
-        answer["queueId"] = str(queue_id)
-        answer["queueOffset"] = str(queue_offset)
-        return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, codec.FLAG_RESPONSE, None,
-                               answer, None, request.serialize_type, None)
+        return self._stored(request, store_host.hex().upper() + format(physical, "016X"), queue_id, queue_offset)
 
     def _answer_batch(self, ctx: RequestContext, request: RemotingCommand,
                       header: SendMessageRequestHeaderV2 | SendMessageRequestHeader, topic_config: TopicConfig,
@@ -185,8 +180,13 @@ class SendFastPath:
         _, written, queue_offset, _, offsets = placed
         broker.stats.on_put(topic, count, written, int((time.monotonic() - started) * 1000))
         host_hex = store_host.hex().upper()
+        msg_id = ",".join(host_hex + format(offset, "016X") for offset in offsets)
+        return self._stored(request, msg_id, queue_id, queue_offset)
+
+    def _stored(self, request: RemotingCommand, msg_id: str, queue_id: int, queue_offset: int) -> RemotingCommand:
+        """The processor's SUCCESS answer: the region fields, then SendMessageResponseHeader's."""
         answer = dict(self.processor.region_fields)
-        answer["msgId"] = ",".join(host_hex + format(offset, "016X") for offset in offsets)
+        answer["msgId"] = msg_id
         answer["queueId"] = str(queue_id)
         answer["queueOffset"] = str(queue_offset)
         return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, codec.FLAG_RESPONSE, None,

@@ -47,13 +47,49 @@ cpdef list index_keys(str topic, keys, uniq_key):
     return found
 
 
+cdef tuple _room(store, consume_queue, str topic, int32_t queue_id, Py_ssize_t length, Py_ssize_t units,
+                 Py_ssize_t first_size, Py_ssize_t entry_count):
+    """Where a put goes when every file has room in its last file, else None (see the twin)."""
+    cdef Py_ssize_t position, cq_position
+    cdef int64_t queue_offset, physical, end_phy_offset = 0, index_count
+    commit_log = store.commit_log
+    log_files = commit_log.queue.files
+    cq_files = consume_queue.queue.files
+    if not log_files or not cq_files:
+        return None
+    log_file = log_files[len(log_files) - 1]
+    cq_file = cq_files[len(cq_files) - 1]
+    position = log_file.wrote_position
+    if position + length + END_FILE_MIN_BLANK_LENGTH > <Py_ssize_t>commit_log.file_size:
+        return None
+    queue_offset = commit_log.topic_queue_table.get((topic, queue_id), 0)
+    cq_position = cq_file.wrote_position
+    physical = <int64_t>log_file.file_from_offset + position
+    if (cq_position == 0 or cq_position + units * CQ_UNIT > <Py_ssize_t>consume_queue.file_size
+            or <int64_t>cq_file.file_from_offset + cq_position != queue_offset * CQ_UNIT
+            or physical + first_size <= <int64_t>consume_queue.max_physic_offset):
+        return None
+    index_file = None
+    if entry_count:
+        index_files = store.index_service.files
+        if not index_files:
+            return None
+        index_file = index_files[len(index_files) - 1]
+        header = _index_header(index_file.mapped.mm)
+        end_phy_offset = header[3]
+        index_count = header[5]
+        if index_count + entry_count > <int64_t>index_file.index_num:
+            return None
+    return log_file, position, physical, queue_offset, cq_file, cq_position, index_file, end_phy_offset
+
+
 def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body, bytes properties,
                     str properties_text, int32_t flag, int32_t sys_flag, int64_t born_timestamp, bytes born_host,
                     bytes store_host, int32_t reconsume_times, int64_t tags_code, keys, uniq_key):
     """Append, dispatch and announce a plain message whose files all have room: ``(physical offset, size,
     queue offset, store timestamp)``, or None, having changed nothing, for the general way."""
     cdef Py_ssize_t record_size, position, cq_position, file_size, written
-    cdef int64_t queue_offset, physical, end_phy_offset = 0, store_timestamp, index_count
+    cdef int64_t queue_offset, physical, end_phy_offset = 0, store_timestamp
     cdef list entries
     if len(born_host) != IPV4_HOST or len(store_host) != IPV4_HOST:
         return None
@@ -67,36 +103,13 @@ def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body,
     record_size = _record_length(sys_flag & ~0x30, len(body), len(topic_bytes), len(properties))
     body_crc = _crc32(body) & 0x7FFFFFFF
     with store._write_lock:
-        log_files = commit_log.queue.files
-        cq_files = consume_queue.queue.files
-        if not log_files or not cq_files:
+        room = _room(store, consume_queue, topic, queue_id, record_size, 1, record_size, len(entries))
+        if room is None:
             return None
-        log_file = log_files[len(log_files) - 1]
-        cq_file = cq_files[len(cq_files) - 1]
+        log_file, position, physical, queue_offset, cq_file, cq_position, index_file, end_phy_offset = room
         file_size = commit_log.file_size
-        position = log_file.wrote_position
-        if position + record_size + END_FILE_MIN_BLANK_LENGTH > file_size:
-            return None
         key = (topic, queue_id)
         table = commit_log.topic_queue_table
-        queue_offset = table.get(key, 0)
-        cq_position = cq_file.wrote_position
-        physical = <int64_t>log_file.file_from_offset + position
-        if (cq_position == 0 or cq_position + CQ_UNIT > <Py_ssize_t>consume_queue.file_size
-                or <int64_t>cq_file.file_from_offset + cq_position != queue_offset * CQ_UNIT
-                or physical + record_size <= <int64_t>consume_queue.max_physic_offset):
-            return None
-        index_file = None
-        if entries:
-            index_files = store.index_service.files
-            if not index_files:
-                return None
-            index_file = index_files[len(index_files) - 1]
-            header = _index_header(index_file.mapped.mm)
-            end_phy_offset = header[3]
-            index_count = header[5]
-            if index_count + len(entries) > <int64_t>index_file.index_num:
-                return None
         put_lock = commit_log.put_lock
         with put_lock:
             store_timestamp = commit_log.clock()
@@ -144,7 +157,7 @@ def append_batch_in_place(store, str topic, int32_t queue_id, bytearray records,
     """Append, dispatch and announce the ``count`` encoded records of a batch whose files all have room:
     ``(physical offset, bytes, first queue offset, store timestamp, each record's offset)``, or None."""
     cdef Py_ssize_t position, cq_position, file_size, length = len(records), number, entry_count = 0
-    cdef int64_t queue_offset, physical, end_phy_offset = 0, store_timestamp, index_count, offset
+    cdef int64_t queue_offset, physical, end_phy_offset = 0, store_timestamp, offset
     cdef list infos = []
     cdef list entries = []
     cdef list offsets
@@ -167,36 +180,13 @@ def append_batch_in_place(store, str topic, int32_t queue_id, bytearray records,
     if len(infos) != count:
         return None
     with store._write_lock:
-        log_files = commit_log.queue.files
-        cq_files = consume_queue.queue.files
-        if not log_files or not cq_files:
+        room = _room(store, consume_queue, topic, queue_id, length, count, infos[0].size, entry_count)
+        if room is None:
             return None
-        log_file = log_files[len(log_files) - 1]
-        cq_file = cq_files[len(cq_files) - 1]
+        log_file, position, physical, queue_offset, cq_file, cq_position, index_file, end_phy_offset = room
         file_size = commit_log.file_size
-        position = log_file.wrote_position
-        if position + length + END_FILE_MIN_BLANK_LENGTH > file_size:
-            return None
         key = (topic, queue_id)
         table = commit_log.topic_queue_table
-        queue_offset = table.get(key, 0)
-        cq_position = cq_file.wrote_position
-        physical = <int64_t>log_file.file_from_offset + position
-        if (cq_position == 0 or cq_position + count * CQ_UNIT > <Py_ssize_t>consume_queue.file_size
-                or <int64_t>cq_file.file_from_offset + cq_position != queue_offset * CQ_UNIT
-                or physical + <int64_t>infos[0].size <= <int64_t>consume_queue.max_physic_offset):
-            return None
-        index_file = None
-        if entry_count:
-            index_files = store.index_service.files
-            if not index_files:
-                return None
-            index_file = index_files[len(index_files) - 1]
-            header = _index_header(index_file.mapped.mm)
-            end_phy_offset = header[3]
-            index_count = header[5]
-            if index_count + entry_count > <int64_t>index_file.index_num:
-                return None
         with commit_log.put_lock:
             store_timestamp = commit_log.clock()
             commit_log.begin_time_in_lock = store_timestamp

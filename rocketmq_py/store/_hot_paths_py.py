@@ -18,12 +18,13 @@ filter, within Java's transfer limits (Java's DefaultMessageStore.getMessage loo
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rocketmq_py.store import layout
 from rocketmq_py.store.results import GetMessageStatus
 
 if TYPE_CHECKING:
+    from rocketmq_py.store.consume_queue import ConsumeQueue
     from rocketmq_py.store.message_store import MessageStore
     from rocketmq_py.store.reads import MessageFilter, StoreReads
     from rocketmq_py.store.results import GetMessageResult
@@ -44,6 +45,45 @@ def index_keys(topic: str, keys: str | None, uniq_key: str | None) -> list[str]:
     if keys:
         found.extend(f"{topic}#{key}" for key in keys.split(" ") if key)
     return found
+
+
+def _room(store: MessageStore, consume_queue: ConsumeQueue, topic: str, queue_id: int, length: int, units: int,
+          first_size: int, entry_count: int) -> tuple[Any, ...] | None:
+    """Where a put of ``length`` bytes in ``units`` records (the first of ``first_size`` bytes) with
+    ``entry_count`` index entries goes, when the CommitLog, the ConsumeQueue and the index all have room in
+    their last file and the queue offset follows the ConsumeQueue's end: ``(CommitLog file, position,
+    physical offset, queue offset, ConsumeQueue file, position, index file or None, the index's end physical
+    offset)``; else None. Called under the store's write lock."""
+    commit_log = store.commit_log
+    log_files = commit_log.queue.files
+    cq_files = consume_queue.queue.files
+    if not log_files or not cq_files:
+        return None
+    log_file = log_files[-1]
+    cq_file = cq_files[-1]
+    position = log_file.wrote_position
+    if position + length + layout.END_FILE_MIN_BLANK_LENGTH > commit_log.file_size:
+        return None
+    queue_offset = commit_log.topic_queue_table.get((topic, queue_id), 0)
+    cq_position = cq_file.wrote_position
+    physical = log_file.file_from_offset + position
+    # A new ConsumeQueue file (position 0) may need its head padded: the general way does that.
+    if (cq_position == 0 or cq_position + units * _CQ_UNIT > consume_queue.file_size
+            or cq_file.file_from_offset + cq_position != queue_offset * _CQ_UNIT
+            or physical + first_size <= consume_queue.max_physic_offset):
+        return None
+    index_file = None
+    end_phy_offset = 0
+    if entry_count:
+        assert store.index_service is not None
+        index_files = store.index_service.files
+        if not index_files:
+            return None
+        index_file = index_files[-1]
+        _, _, _, end_phy_offset, _, index_count = index_file.header()
+        if index_count + entry_count > index_file.index_num:
+            return None
+    return log_file, position, physical, queue_offset, cq_file, cq_position, index_file, end_phy_offset
 
 
 def append_in_place(store: MessageStore, topic: str, topic_bytes: bytes, queue_id: int, body: bytes,
@@ -67,35 +107,12 @@ def append_in_place(store: MessageStore, topic: str, topic_bytes: bytes, queue_i
     record_size = layout.record_length(sys_flag & ~0x30, len(body), len(topic_bytes), len(properties))
     body_crc = zlib.crc32(body) & 0x7FFFFFFF
     with store._write_lock:
-        log_files = commit_log.queue.files
-        cq_files = consume_queue.queue.files
-        if not log_files or not cq_files:
+        room = _room(store, consume_queue, topic, queue_id, record_size, 1, record_size, len(entries))
+        if room is None:
             return None
-        log_file = log_files[-1]
-        cq_file = cq_files[-1]
+        log_file, position, physical, queue_offset, cq_file, cq_position, index_file, end_phy_offset = room
         file_size = commit_log.file_size
-        position = log_file.wrote_position
-        if position + record_size + layout.END_FILE_MIN_BLANK_LENGTH > file_size:
-            return None
         key = (topic, queue_id)
-        queue_offset = commit_log.topic_queue_table.get(key, 0)
-        cq_position = cq_file.wrote_position
-        physical = log_file.file_from_offset + position
-        if (cq_position == 0 or cq_position + _CQ_UNIT > consume_queue.file_size
-                or cq_file.file_from_offset + cq_position != queue_offset * _CQ_UNIT
-                or physical + record_size <= consume_queue.max_physic_offset):
-            return None
-        index_file = None
-        end_phy_offset = 0
-        if entries:
-            assert store.index_service is not None
-            index_files = store.index_service.files
-            if not index_files:
-                return None
-            index_file = index_files[-1]
-            _, _, _, end_phy_offset, _, index_count = index_file.header()
-            if index_count + len(entries) > index_file.index_num:
-                return None
         with commit_log.put_lock:
             store_timestamp = commit_log.begin_time_in_lock = commit_log.clock()
             try:
@@ -160,36 +177,13 @@ def append_batch_in_place(store: MessageStore, topic: str, queue_id: int, record
     if len(infos) != count:
         return None
     with store._write_lock:
-        log_files = commit_log.queue.files
-        cq_files = consume_queue.queue.files
-        if not log_files or not cq_files:
+        room = _room(store, consume_queue, topic, queue_id, len(records), count, infos[0].size,
+                     sum(len(keys) for keys in entries))
+        if room is None:
             return None
-        log_file = log_files[-1]
-        cq_file = cq_files[-1]
+        log_file, position, physical, queue_offset, cq_file, cq_position, index_file, end_phy_offset = room
         file_size = commit_log.file_size
-        position = log_file.wrote_position
-        if position + len(records) + layout.END_FILE_MIN_BLANK_LENGTH > file_size:
-            return None
         key = (topic, queue_id)
-        queue_offset = commit_log.topic_queue_table.get(key, 0)
-        cq_position = cq_file.wrote_position
-        physical = log_file.file_from_offset + position
-        if (cq_position == 0 or cq_position + count * _CQ_UNIT > consume_queue.file_size
-                or cq_file.file_from_offset + cq_position != queue_offset * _CQ_UNIT
-                or physical + infos[0].size <= consume_queue.max_physic_offset):
-            return None
-        index_file = None
-        end_phy_offset = 0
-        entry_count = sum(len(keys) for keys in entries)
-        if entry_count:
-            assert store.index_service is not None
-            index_files = store.index_service.files
-            if not index_files:
-                return None
-            index_file = index_files[-1]
-            _, _, _, end_phy_offset, _, index_count = index_file.header()
-            if index_count + entry_count > index_file.index_num:
-                return None
         with commit_log.put_lock:
             store_timestamp = commit_log.begin_time_in_lock = commit_log.clock()
             try:
