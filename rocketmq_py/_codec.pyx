@@ -44,6 +44,7 @@ from rocketmq_py._codec_types import (
     LANGUAGE_OTHER,
     SERIALIZE_JSON,
     SERIALIZE_ROCKETMQ,
+    WIRE_NAMES,
     JsonObjectKey,
     RemotingCommand,
 )

@@ -209,35 +209,80 @@ cdef inline bint _same_bytes(const uint8_t* cached, const uint8_t* data, Py_ssiz
     return length <= 16 or memcmp(cached + 8, data + 8, length - 16) == 0
 
 
+cdef inline Py_ssize_t _text_slot(const uint8_t* data, Py_ssize_t length, uint64_t* head, uint64_t* tail,
+                                  Py_ssize_t slots) noexcept:
+    """The cache slot of ``data`` (1 to _CACHE_MAX_LENGTH bytes) among ``slots``, from the length and the first and
+    last 8 bytes, which it leaves in ``head`` and ``tail`` for ``_same_bytes``: cheap, and a collision only costs a
+    miss."""
+    cdef uint64_t h = 0
+    cdef uint64_t t = 0
+    cdef Py_ssize_t i
+    if length >= 8:
+        memcpy(&h, data, 8)
+        memcpy(&t, data + length - 8, 8)
+    else:
+        for i in range(length):  # in a register: a byte-wise copy to memory would stall the load
+            h = (h << 8) | data[i]
+    head[0] = h
+    tail[0] = t
+    return <Py_ssize_t>((((h * <uint64_t>0x9E3779B97F4A7C15) ^ (t * <uint64_t>0xC2B2AE3D27D4EB4F)
+                         ^ <uint64_t>length) >> 40) & (slots - 1))
+
+
+cdef inline bint _is_cached(PyObject* cached, const uint8_t* data, Py_ssize_t length, uint64_t head,
+                            uint64_t tail) noexcept:
+    return (cached != NULL and PyUnicode_GET_LENGTH(<object>cached) == length
+            and _same_bytes(<const uint8_t*>PyUnicode_DATA(<object>cached), data, length, head, tail))
+
+
 cdef object _decode_text(const uint8_t* data, Py_ssize_t length):
     """UTF-8 with replacement characters, as the twin's ``_utf8``."""
-    cdef uint64_t head = 0
-    cdef uint64_t tail = 0
-    cdef Py_ssize_t h, i
-    cdef PyObject* cached
+    cdef uint64_t head, tail
+    cdef Py_ssize_t h
     cdef object text
     if length > _CACHE_MAX_LENGTH or length <= 0:
         return PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
-    # The slot comes from the length and the first and last 8 bytes: cheap,
-    # and a collision only costs a miss.
-    if length >= 8:
-        memcpy(&head, data, 8)
-        memcpy(&tail, data + length - 8, 8)
-    else:
-        for i in range(length):  # in a register: a byte-wise copy to memory would stall the load
-            head = (head << 8) | data[i]
-    h = <Py_ssize_t>((((head * <uint64_t>0x9E3779B97F4A7C15) ^ (tail * <uint64_t>0xC2B2AE3D27D4EB4F)
-                       ^ <uint64_t>length) >> 40) & (_CACHE_SLOTS - 1))
-    cached = _str_cache[h]
-    if (cached != NULL and PyUnicode_GET_LENGTH(<object>cached) == length
-            and _same_bytes(<const uint8_t*>PyUnicode_DATA(<object>cached), data, length, head, tail)):
-        return <object>cached
+    h = _text_slot(data, length, &head, &tail, _CACHE_SLOTS)
+    if _is_cached(_str_cache[h], data, length, head, tail):
+        return <object>_str_cache[h]
     text = PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
     if PyUnicode_IS_ASCII(text):
         Py_INCREF(text)
         Py_XDECREF(_str_cache[h])
         _str_cache[h] = <PyObject*>text
     return text
+
+
+# Header extFields keys: the plans of the header dataclasses look each field up by its wire name, and a dict lookup
+# with the very object it holds skips comparing the text. So a key that is some plan's wire name decodes to that
+# plan's own str (registered in WIRE_NAMES when the plan is made), kept in a cache of its own so that the values
+# sharing the cache above cannot evict it. Other keys decode as any text.
+
+cdef enum:
+    _KEY_SLOTS = 256
+
+cdef PyObject* _key_cache[_KEY_SLOTS]
+cdef dict _wire_names = WIRE_NAMES
+
+
+cdef object _decode_key(const uint8_t* data, Py_ssize_t length):
+    """``_decode_text`` for an extFields key: equal text, and the plans' own object for a wire name."""
+    cdef uint64_t head, tail
+    cdef Py_ssize_t h
+    cdef PyObject* wire_name
+    if length > _CACHE_MAX_LENGTH or length <= 0:
+        return PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
+    h = _text_slot(data, length, &head, &tail, _KEY_SLOTS)
+    if _is_cached(_key_cache[h], data, length, head, tail):
+        return <object>_key_cache[h]
+    text = _decode_text(data, length)
+    wire_name = PyDict_GetItemWithError(_wire_names, text)
+    if wire_name == NULL:
+        return text
+    Py_INCREF(<object>wire_name)
+    Py_XDECREF(_key_cache[h])
+    _key_cache[h] = wire_name
+    return <object>wire_name
 
 
 # --- fast construction of the shared plain classes ------------------------------

@@ -372,7 +372,7 @@ cdef object _jc_object(JsonCursor* c, object text, int depth):
         _jc_skip(c)
         if c.position >= c.length or PyUnicode_READ(c.kind, c.data, c.position) != u'"':
             return _BAIL
-        key = _jc_string(c, text)
+        key = _jc_string(c, text, True)
         if key is _BAIL:
             return _BAIL
         _jc_skip(c)
@@ -461,7 +461,8 @@ cdef object _jc_integer(JsonCursor* c):
     return -value if negative else value
 
 
-cdef object _jc_string(JsonCursor* c, object text):
+cdef object _jc_string(JsonCursor* c, object text, bint key=False):
+    """The string at the cursor (a map key when ``key``), or _BAIL."""
     cdef Py_ssize_t start = c.position + 1
     cdef Py_ssize_t i = start
     cdef bint escaped = False
@@ -496,6 +497,8 @@ cdef object _jc_string(JsonCursor* c, object text):
     if escaped:
         return _jc_unescape(c, start, i)
     if c.kind == PyUnicode_1BYTE_KIND and PyUnicode_IS_ASCII(text):
+        if key:
+            return _decode_key(<const uint8_t*>c.data + start, i - start)
         return _decode_text(<const uint8_t*>c.data + start, i - start)
     return PyUnicode_Substring(text, start, i)
 
