@@ -235,11 +235,20 @@ cdef inline bint _is_cached(PyObject* cached, const uint8_t* data, Py_ssize_t le
             and _same_bytes(<const uint8_t*>PyUnicode_DATA(<object>cached), data, length, head, tail))
 
 
+# The one-character ASCII strings (what decoding one byte gives), looked up without hashing.
+cdef PyObject* _ascii_chars[0x80]
+_ascii_char_objects = tuple(chr(code) for code in range(0x80))
+for _code in range(0x80):
+    _ascii_chars[_code] = <PyObject*>_ascii_char_objects[_code]
+
+
 cdef object _decode_text(const uint8_t* data, Py_ssize_t length):
     """UTF-8 with replacement characters, as the twin's ``_utf8``."""
     cdef uint64_t head, tail
     cdef Py_ssize_t h
     cdef object text
+    if length == 1 and data[0] < 0x80:
+        return <object>_ascii_chars[data[0]]
     if length > _CACHE_MAX_LENGTH or length <= 0:
         return PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
     h = _text_slot(data, length, &head, &tail, _CACHE_SLOTS)
@@ -262,6 +271,7 @@ cdef enum:
     _KEY_SLOTS = 256
 
 cdef PyObject* _key_cache[_KEY_SLOTS]
+cdef PyObject* _one_char_keys[0x80]
 cdef dict _wire_names = WIRE_NAMES
 
 
@@ -270,6 +280,8 @@ cdef object _decode_key(const uint8_t* data, Py_ssize_t length):
     cdef uint64_t head, tail
     cdef Py_ssize_t h
     cdef PyObject* wire_name
+    if length == 1 and data[0] < 0x80 and _one_char_keys[data[0]] != NULL:
+        return <object>_one_char_keys[data[0]]  # the V2 send headers' keys are all one letter
     if length > _CACHE_MAX_LENGTH or length <= 0:
         return PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
     h = _text_slot(data, length, &head, &tail, _KEY_SLOTS)
@@ -280,6 +292,9 @@ cdef object _decode_key(const uint8_t* data, Py_ssize_t length):
     if wire_name == NULL:
         return text
     Py_INCREF(<object>wire_name)
+    if length == 1 and data[0] < 0x80:
+        _one_char_keys[data[0]] = wire_name  # a plan's name is never removed from WIRE_NAMES: set once
+        return <object>wire_name
     Py_XDECREF(_key_cache[h])
     _key_cache[h] = wire_name
     return <object>wire_name
