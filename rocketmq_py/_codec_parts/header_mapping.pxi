@@ -244,6 +244,9 @@ cdef object _header_from_fields(object cls, object fields, object plan):
     cdef Py_ssize_t i
     cdef int kind
     cdef PyObject* found
+    cdef PyObject* key_ptr
+    cdef Py_ssize_t position = 0
+    cdef Py_ssize_t next_position
     if fields is None:
         fields = _EMPTY_FIELDS
     cdef bint plain = type(fields) is dict
@@ -251,7 +254,14 @@ cdef object _header_from_fields(object cls, object fields, object plan):
     for i in range(laid_out.count):
         name = <object>laid_out.names[i]
         if plain:
-            found = PyDict_GetItemWithError(fields, name)
+            # A decoded header usually lists its fields in the plan's order (ours and Java's encoders write them so),
+            # with the decoders' keys being the plan's own names: walk the dict alongside the plan and look a field
+            # up only when the next entry is not it (absent fields leave that entry for the next one).
+            next_position = position
+            if PyDict_Next(fields, &next_position, &key_ptr, &found) and key_ptr == laid_out.names[i]:
+                position = next_position
+            else:
+                found = PyDict_GetItemWithError(fields, name)
             if found == NULL:
                 text = None
             else:
@@ -283,6 +293,6 @@ cdef object _header_from_fields(object cls, object fields, object plan):
                 PyDict_SetItem(values, attribute, float(text))
             except ValueError:
                 laid_out.bad_float(cls, name, text)
-    header = rmq_new_instance(cls, _NO_ARGS)
+    header = rmq_new_bare_instance(cls, _NO_ARGS)
     PyObject_GenericSetDict(header, values, NULL)
     return header
