@@ -264,8 +264,10 @@ cdef object _decode_text(const uint8_t* data, Py_ssize_t length):
 
 # Header extFields keys: the plans of the header dataclasses look each field up by its wire name, and a dict lookup
 # with the very object it holds skips comparing the text. So a key that is some plan's wire name decodes to that
-# plan's own str (registered in WIRE_NAMES when the plan is made), kept in a cache of its own so that the values
-# sharing the cache above cannot evict it. Other keys decode as any text.
+# plan's own str (registered in WIRE_NAMES when the plan is made). Keys have caches of their own, so that the values
+# sharing the cache above cannot evict them: a table for one-character keys (the V2 send headers' keys are all one
+# letter) and a hashed one for the others. Plans are made on first use, so a key cached before its plan existed is
+# plain text: when WIRE_NAMES grows, both caches are emptied and learn the keys again.
 
 cdef enum:
     _KEY_SLOTS = 256
@@ -273,31 +275,50 @@ cdef enum:
 cdef PyObject* _key_cache[_KEY_SLOTS]
 cdef PyObject* _one_char_keys[0x80]
 cdef dict _wire_names = WIRE_NAMES
+cdef Py_ssize_t _wire_names_known = 0  # len(WIRE_NAMES) when the key caches were last emptied
+
+
+cdef void _forget_keys() noexcept:
+    cdef Py_ssize_t i
+    for i in range(_KEY_SLOTS):
+        Py_XDECREF(_key_cache[i])
+        _key_cache[i] = NULL
+    for i in range(0x80):
+        Py_XDECREF(_one_char_keys[i])
+        _one_char_keys[i] = NULL
+
+
+cdef inline PyObject* _keep_key(PyObject** slot, object text) except NULL:
+    """Put the plans' own object for ``text`` (or ``text`` itself) into the cache ``slot``, and return it."""
+    cdef PyObject* wire_name = PyDict_GetItemWithError(_wire_names, text)
+    cdef PyObject* kept = <PyObject*>text if wire_name == NULL else wire_name
+    Py_INCREF(<object>kept)
+    Py_XDECREF(slot[0])
+    slot[0] = kept
+    return kept
 
 
 cdef object _decode_key(const uint8_t* data, Py_ssize_t length):
     """``_decode_text`` for an extFields key: equal text, and the plans' own object for a wire name."""
+    global _wire_names_known
     cdef uint64_t head, tail
     cdef Py_ssize_t h
-    cdef PyObject* wire_name
-    if length == 1 and data[0] < 0x80 and _one_char_keys[data[0]] != NULL:
-        return <object>_one_char_keys[data[0]]  # the V2 send headers' keys are all one letter
+    if len(_wire_names) != _wire_names_known:
+        _forget_keys()
+        _wire_names_known = len(_wire_names)
+    if length == 1 and data[0] < 0x80:
+        if _one_char_keys[data[0]] == NULL:
+            _keep_key(&_one_char_keys[data[0]], <object>_ascii_chars[data[0]])
+        return <object>_one_char_keys[data[0]]
     if length > _CACHE_MAX_LENGTH or length <= 0:
         return PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
     h = _text_slot(data, length, &head, &tail, _KEY_SLOTS)
     if _is_cached(_key_cache[h], data, length, head, tail):
         return <object>_key_cache[h]
     text = _decode_text(data, length)
-    wire_name = PyDict_GetItemWithError(_wire_names, text)
-    if wire_name == NULL:
-        return text
-    Py_INCREF(<object>wire_name)
-    if length == 1 and data[0] < 0x80:
-        _one_char_keys[data[0]] = wire_name  # a plan's name is never removed from WIRE_NAMES: set once
-        return <object>wire_name
-    Py_XDECREF(_key_cache[h])
-    _key_cache[h] = wire_name
-    return <object>wire_name
+    if not PyUnicode_IS_ASCII(text):
+        return text  # as the shared cache: only ASCII is kept (the cached bytes are compared as the text's own)
+    return <object>_keep_key(&_key_cache[h], text)
 
 
 # --- fast construction of the shared plain classes ------------------------------
