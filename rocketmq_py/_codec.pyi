@@ -1,7 +1,7 @@
 """Typed public API of the compiled codec (the same contract as ``_codec_py``)."""
 from typing import Any, Final, Iterable, Mapping
 
-from rocketmq_py._codec_types import HeaderPlan, RemotingCommand
+from rocketmq_py._codec_types import HeaderObject, HeaderPlan, RemotingCommand
 from rocketmq_py.common.message import MessageExt
 
 IMPLEMENTATION: Final[str]
@@ -24,6 +24,9 @@ _Bytes = bytes | bytearray | memoryview
 _Host = str | tuple[str, int]
 
 # --- frames
+def new_command(code: int, language: int, version: int, opaque: int, flag: int, remark: str | None,
+                ext_fields: dict[str, str] | None, body: bytes | None, serialize_type: int,
+                custom_header: HeaderObject | None) -> RemotingCommand: ...
 def encode_command(cmd: RemotingCommand) -> bytes: ...
 def decode_frame(frame: _Bytes) -> RemotingCommand: ...
 

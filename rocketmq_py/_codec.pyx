@@ -44,6 +44,7 @@ from rocketmq_py._codec_types import (
     LANGUAGE_OTHER,
     SERIALIZE_JSON,
     SERIALIZE_ROCKETMQ,
+    WIRE_NAMES,
     JsonObjectKey,
     RemotingCommand,
 )
@@ -84,6 +85,15 @@ cdef extern from *:
         PyTypeObject *t = (PyTypeObject *)type;
         return t->tp_new(t, no_args, NULL);
     }
+    /* An instance that gets its __dict__ set next: object.__new__ without preparing the inline attribute values
+       (CPython 3.11-3.12), which setting __dict__ would first turn into a dict and drop. Any other __new__ runs. */
+    static PyObject *rmq_new_bare_instance(PyObject *type, PyObject *no_args) {
+        PyTypeObject *t = (PyTypeObject *)type;
+        if (t->tp_new == PyBaseObject_Type.tp_new && !(t->tp_flags & Py_TPFLAGS_IS_ABSTRACT)) {
+            return t->tp_alloc(t, 0);
+        }
+        return t->tp_new(t, no_args, NULL);
+    }
     static Py_ssize_t rmq_slot_offset(PyObject *descriptor) {
         PyMemberDef *member = ((PyMemberDescrObject *)descriptor)->d_member;
         if (member->type != T_OBJECT_EX || (member->flags & READONLY)) {
@@ -112,6 +122,7 @@ cdef extern from *:
     }
     """
     object rmq_new_instance(object cls, object no_args)
+    object rmq_new_bare_instance(object cls, object no_args)
     Py_ssize_t rmq_slot_offset(object descriptor)
     PyObject* rmq_read_slot(object obj, Py_ssize_t offset)
     dict rmq_new_dict(Py_ssize_t count)

@@ -27,6 +27,7 @@ from rocketmq_py._codec_types import (
     LANGUAGE_OTHER,
     SERIALIZE_JSON,
     SERIALIZE_ROCKETMQ,
+    HeaderObject,
     HeaderPlan,
     JsonObjectKey,
     RemotingCommand,
@@ -83,6 +84,14 @@ def _int64(value: int) -> int:
 
 
 # --- frames -------------------------------------------------------------------
+
+
+def new_command(code: int, language: int, version: int, opaque: int, flag: int, remark: str | None,
+                ext_fields: dict[str, str] | None, body: bytes | None, serialize_type: int,
+                custom_header: HeaderObject | None) -> RemotingCommand:
+    """``RemotingCommand`` with every field given in order (the request factories build one per request)."""
+    return RemotingCommand(code, language, version, opaque, flag, remark, ext_fields, body, serialize_type,
+                           custom_header)
 
 
 def encode_command(cmd: RemotingCommand) -> bytes:

@@ -186,3 +186,7 @@ class HeaderPlan(NamedTuple):
 #: The plan of each header class, filled by ``common.headers.base`` (a subclass has its own fields, so plans are
 #: not inherited); kept here so that the encoders find a custom header's plan without importing the headers.
 HEADER_PLANS: dict[type, HeaderPlan] = {}
+
+#: The wire names of the header plans, each the very str object its plan looks fields up with: the compiled decoders
+#: hand out these objects for extFields keys of the same text, so that a plan's lookups match by identity.
+WIRE_NAMES: dict[str, str] = {}

@@ -42,6 +42,7 @@ COMPRESSION_ZLIB = _impl.COMPRESSION_ZLIB
 
 FrameDecoder = _impl.FrameDecoder
 UniqueIdGenerator = _impl.UniqueIdGenerator
+new_command = _impl.new_command
 encode_command = _impl.encode_command
 decode_frame = _impl.decode_frame
 encode_json_header = _impl.encode_json_header
@@ -76,7 +77,7 @@ __all__ = [
     "FLAG_ONEWAY", "FLAG_RESPONSE", "LANGUAGE_CODES", "LANGUAGE_JAVA", "LANGUAGE_NAMES",
     "LANGUAGE_PYTHON", "SERIALIZE_JSON", "SERIALIZE_ROCKETMQ", "VERSION_4_9_8",
     "JsonObjectKey", "RemotingCommand", "FrameDecoder", "UniqueIdGenerator",
-    "encode_command", "decode_frame", "encode_json_header", "decode_json_header",
+    "new_command", "encode_command", "decode_frame", "encode_json_header", "decode_json_header",
     "encode_rocketmq_header", "decode_rocketmq_header", "header_to_fields", "header_from_fields",
     "header_fields", "read_header",
     "properties_to_string",

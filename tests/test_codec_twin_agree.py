@@ -234,6 +234,24 @@ def test_valid_commands_decode_to_themselves(twin, compiled, cmd):
 
 
 @SETTINGS
+@given(cmd=commands)
+def test_new_command_alike(twin, compiled, cmd):
+    fields = [getattr(cmd, name) for name in RemotingCommand.__slots__]
+    assert canon(compiled.new_command(*fields)) == canon(twin.new_command(*fields)) == canon(cmd)
+
+
+@SETTINGS
+@given(text=st.text(max_size=40), ensure_ascii=st.booleans())
+def test_escaped_json_header_values_alike(twin, compiled, text, ensure_ascii):
+    """Property strings carry \\u0001 and \\u0002 escapes; any text around them decodes alike."""
+    value = "\x01".join((text, "\x02", text[::-1]))
+    header = json.dumps({"code": 310, "extFields": {"i": value}}, ensure_ascii=ensure_ascii)
+    assert_agree(twin, compiled, "decode_json_header", header.encode("utf-8", "surrogatepass"))
+    if ensure_ascii or not any("\ud800" <= ch <= "\udfff" for ch in text):  # raw lone surrogates are not UTF-8
+        assert compiled.decode_json_header(header.encode("utf-8", "surrogatepass")).ext_fields == {"i": value}
+
+
+@SETTINGS
 @given(data=st.binary(max_size=96))
 def test_random_frames_decode_alike(twin, compiled, data):
     assert_agree(twin, compiled, "decode_frame", data, excuse=empty_duplicate_excuse)

@@ -116,3 +116,40 @@ def test_a_missing_required_field_is_named(twin, compiled):
 def test_header_classes_are_found():
     # The property tests above are only as good as this list.
     assert len(HEADER_CLASSES) > 40 and SendMessageRequestHeaderV2 in HEADER_CLASSES
+
+
+@pytest.mark.parametrize("serialize_type", [0, 1])
+def test_compiled_decoders_hand_out_the_plans_own_wire_names(compiled, serialize_type: int) -> None:
+    """A decoded key equal to a wire name is the plan's own object, so the plan's lookups match by identity."""
+    from rocketmq_py._codec_types import RemotingCommand
+
+    header = SendMessageRequestHeaderV2("group", "topic", "TBW102", 4, 0, 0, 1, 0, properties="p")
+    fields = {**header.to_ext_fields(), "notAWireName": "x"}
+    frame = compiled.encode_command(RemotingCommand(code=310, ext_fields=fields, serialize_type=serialize_type))
+    for _ in range(2):  # the first decode fills the key cache, the second reads it
+        decoded = compiled.decode_frame(frame[4:]).ext_fields
+        assert decoded == fields
+        keys = {key: key for key in decoded}
+        assert all(keys[entry[1]] is entry[1] for entry in SendMessageRequestHeaderV2._plan().entries
+                   if entry[1] in keys)
+
+
+def test_keys_decoded_before_a_plan_exists_become_its_wire_names(compiled) -> None:
+    """Plans are made on first use: keys the decoders cached before then are handed out as the plan's own objects
+    once it exists."""
+    from rocketmq_py._codec_types import RemotingCommand
+    from rocketmq_py.common.headers.base import wire
+
+    @dataclasses.dataclass
+    class LateHeader(CommandHeader):
+        short: str | None = wire("y")
+        long: str | None = wire("lateHeaderWireName")
+
+    fields = {"y": "1", "lateHeaderWireName": "2"}
+    frame = compiled.encode_command(RemotingCommand(code=1, ext_fields=fields, serialize_type=1))
+    assert compiled.decode_frame(frame[4:]).ext_fields == fields  # cached as plain text, no plan yet
+    names = {entry[1]: entry[1] for entry in LateHeader._plan().entries}
+    decoded = compiled.decode_frame(frame[4:]).ext_fields
+    assert decoded == fields
+    assert all(key is names[key] for key in decoded)
+    assert LateHeader.from_ext_fields(decoded) == LateHeader("1", "2")

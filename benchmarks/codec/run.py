@@ -28,7 +28,6 @@ sys.path.insert(0, str(HERE))
 import bench_codec  # noqa: E402
 from harness import ensure_built, run_peer  # noqa: E402
 
-from rocketmq_py import _codec_py  # noqa: E402
 from rocketmq_py.remoting.command import create_request  # noqa: E402
 from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2  # noqa: E402
 
@@ -38,17 +37,19 @@ HEADER_OPS = {"send_v2_json_ops_per_s": 0, "send_v2_rocketmq_ops_per_s": 1}
 def header_path_rates(codec, iterations: int, repeats: int) -> dict[str, float]:
     """Ops/s of header object -> frame -> header object, as Java's send op does it.
 
-    Each step is the one the producer and the broker take: the header built as the producer builds it
-    (positionally), a request from ``create_request`` carrying it as its custom header (a fresh opaque,
-    as Java's constructor takes one), ``encode_command`` writing its fields straight into the frame,
-    ``FrameDecoder.feed`` and ``from_ext_fields``, as the broker's send processor reads it.
+    Each step is the one the producer and the broker take: the message's properties written to their
+    string and the header built as the producer builds it (positionally; Java's op also makes the
+    properties map and string each time), a request from ``create_request`` carrying it as its custom
+    header (a fresh opaque, as Java's constructor takes one), ``encode_command`` writing its fields
+    straight into the frame, ``FrameDecoder.feed`` and ``from_ext_fields``, as the broker's send
+    processor reads it.
     """
-    properties = _codec_py.properties_to_string(bench_codec.send_properties())
     rates = {}
     for op, serialize_type in HEADER_OPS.items():
         decoder = codec.FrameDecoder()
 
         def once() -> SendMessageRequestHeaderV2:
+            properties = codec.properties_to_string(bench_codec.send_properties())
             header = SendMessageRequestHeaderV2(
                 bench_codec.GROUP, bench_codec.TOPIC, "TBW102", 4, 0, 0, bench_codec.BORN_TS, 0, properties, 0, False,
                 None, False, bench_codec.BROKER)

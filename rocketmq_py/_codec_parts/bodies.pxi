@@ -11,41 +11,57 @@ def properties_to_string(properties) -> str:
     cdef PyObject* value_ptr
     cdef Py_ssize_t total = 0
     cdef Py_ssize_t at = 0
+    cdef Py_ssize_t count = 0
     cdef Py_UCS4 max_char = 0x7F
     cdef Py_UCS4 char_max
-    cdef list pieces
-    cdef Py_ssize_t i, count
+    cdef int kind
+    cdef void* out
     if not properties:
         return ""
     if type(properties) is not dict:
         return _properties_to_string_generic(properties)
-    pieces = []
+    # Two walks over the dict (no Python code runs in between, so it cannot change): the size and widest character,
+    # then the characters, straight into the result.
     while PyDict_Next(properties, &position, &name_ptr, &value_ptr):
         if <object>value_ptr is None:
             continue
         if not PyUnicode_CheckExact(<object>name_ptr) or not PyUnicode_CheckExact(<object>value_ptr):
             return _properties_to_string_generic(properties)
-        pieces.append(<object>name_ptr)
-        pieces.append(<object>value_ptr)
-    count = len(pieces)
-    if count == 0:
-        return ""
-    for i in range(count):
-        piece = pieces[i]
-        total += PyUnicode_GET_LENGTH(piece)
-        char_max = PyUnicode_MAX_CHAR_VALUE(piece)
+        total += PyUnicode_GET_LENGTH(<object>name_ptr) + PyUnicode_GET_LENGTH(<object>value_ptr)
+        char_max = PyUnicode_MAX_CHAR_VALUE(<object>name_ptr)
         if char_max > max_char:
             max_char = char_max
-    total += count - 1  # one separator between every two pieces
-    result = PyUnicode_New(total, max_char)
-    for i in range(count):
-        piece = pieces[i]
-        if i:
-            PyUnicode_WRITE(PyUnicode_KIND(result), PyUnicode_DATA(result), at, 0x01 if i & 1 else 0x02)
+        char_max = PyUnicode_MAX_CHAR_VALUE(<object>value_ptr)
+        if char_max > max_char:
+            max_char = char_max
+        count += 1
+    if count == 0:
+        return ""
+    result = PyUnicode_New(total + 2 * count - 1, max_char)  # a separator inside each pair and between pairs
+    kind = PyUnicode_KIND(result)
+    out = PyUnicode_DATA(result)
+    position = 0
+    while PyDict_Next(properties, &position, &name_ptr, &value_ptr):
+        if <object>value_ptr is None:
+            continue
+        if at:
+            PyUnicode_WRITE(kind, out, at, 0x02)
             at += 1
-        PyUnicode_CopyCharacters(result, at, piece, 0, PyUnicode_GET_LENGTH(piece))
-        at += PyUnicode_GET_LENGTH(piece)
+        at = _put_text(result, kind, out, at, <object>name_ptr)
+        PyUnicode_WRITE(kind, out, at, 0x01)
+        at += 1
+        at = _put_text(result, kind, out, at, <object>value_ptr)
     return result
+
+
+cdef inline Py_ssize_t _put_text(object result, int kind, void* out, Py_ssize_t at, object text) except -1:
+    """Copy ``text`` into ``result`` (whose data is ``out``) at ``at``; return the position after it."""
+    cdef Py_ssize_t length = PyUnicode_GET_LENGTH(text)
+    if kind == PyUnicode_1BYTE_KIND:  # then every piece is 1-byte too: no wider character fits the result
+        memcpy(<char*>out + at, PyUnicode_DATA(text), length)
+    else:
+        PyUnicode_CopyCharacters(result, at, text, 0, length)
+    return at + length
 
 
 def _properties_to_string_generic(properties):

@@ -209,35 +209,116 @@ cdef inline bint _same_bytes(const uint8_t* cached, const uint8_t* data, Py_ssiz
     return length <= 16 or memcmp(cached + 8, data + 8, length - 16) == 0
 
 
-cdef object _decode_text(const uint8_t* data, Py_ssize_t length):
-    """UTF-8 with replacement characters, as the twin's ``_utf8``."""
-    cdef uint64_t head = 0
-    cdef uint64_t tail = 0
-    cdef Py_ssize_t h, i
-    cdef PyObject* cached
-    cdef object text
-    if length > _CACHE_MAX_LENGTH or length <= 0:
-        return PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
-    # The slot comes from the length and the first and last 8 bytes: cheap,
-    # and a collision only costs a miss.
+cdef inline Py_ssize_t _text_slot(const uint8_t* data, Py_ssize_t length, uint64_t* head, uint64_t* tail,
+                                  Py_ssize_t slots) noexcept:
+    """The cache slot of ``data`` (1 to _CACHE_MAX_LENGTH bytes) among ``slots``, from the length and the first and
+    last 8 bytes, which it leaves in ``head`` and ``tail`` for ``_same_bytes``: cheap, and a collision only costs a
+    miss."""
+    cdef uint64_t h = 0
+    cdef uint64_t t = 0
+    cdef Py_ssize_t i
     if length >= 8:
-        memcpy(&head, data, 8)
-        memcpy(&tail, data + length - 8, 8)
+        memcpy(&h, data, 8)
+        memcpy(&t, data + length - 8, 8)
     else:
         for i in range(length):  # in a register: a byte-wise copy to memory would stall the load
-            head = (head << 8) | data[i]
-    h = <Py_ssize_t>((((head * <uint64_t>0x9E3779B97F4A7C15) ^ (tail * <uint64_t>0xC2B2AE3D27D4EB4F)
-                       ^ <uint64_t>length) >> 40) & (_CACHE_SLOTS - 1))
-    cached = _str_cache[h]
-    if (cached != NULL and PyUnicode_GET_LENGTH(<object>cached) == length
-            and _same_bytes(<const uint8_t*>PyUnicode_DATA(<object>cached), data, length, head, tail)):
-        return <object>cached
+            h = (h << 8) | data[i]
+    head[0] = h
+    tail[0] = t
+    return <Py_ssize_t>((((h * <uint64_t>0x9E3779B97F4A7C15) ^ (t * <uint64_t>0xC2B2AE3D27D4EB4F)
+                         ^ <uint64_t>length) >> 40) & (slots - 1))
+
+
+cdef inline bint _is_cached(PyObject* cached, const uint8_t* data, Py_ssize_t length, uint64_t head,
+                            uint64_t tail) noexcept:
+    return (cached != NULL and PyUnicode_GET_LENGTH(<object>cached) == length
+            and _same_bytes(<const uint8_t*>PyUnicode_DATA(<object>cached), data, length, head, tail))
+
+
+# The one-character ASCII strings (what decoding one byte gives), looked up without hashing.
+cdef PyObject* _ascii_chars[0x80]
+_ascii_char_objects = tuple(chr(code) for code in range(0x80))
+for _code in range(0x80):
+    _ascii_chars[_code] = <PyObject*>_ascii_char_objects[_code]
+
+
+cdef object _decode_text(const uint8_t* data, Py_ssize_t length):
+    """UTF-8 with replacement characters, as the twin's ``_utf8``."""
+    cdef uint64_t head, tail
+    cdef Py_ssize_t h
+    cdef object text
+    if length == 1 and data[0] < 0x80:
+        return <object>_ascii_chars[data[0]]
+    if length > _CACHE_MAX_LENGTH or length <= 0:
+        return PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
+    h = _text_slot(data, length, &head, &tail, _CACHE_SLOTS)
+    if _is_cached(_str_cache[h], data, length, head, tail):
+        return <object>_str_cache[h]
     text = PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
     if PyUnicode_IS_ASCII(text):
         Py_INCREF(text)
         Py_XDECREF(_str_cache[h])
         _str_cache[h] = <PyObject*>text
     return text
+
+
+# Header extFields keys: the plans of the header dataclasses look each field up by its wire name, and a dict lookup
+# with the very object it holds skips comparing the text. So a key that is some plan's wire name decodes to that
+# plan's own str (registered in WIRE_NAMES when the plan is made). Keys have caches of their own, so that the values
+# sharing the cache above cannot evict them: a table for one-character keys (the V2 send headers' keys are all one
+# letter) and a hashed one for the others. Plans are made on first use, so a key cached before its plan existed is
+# plain text: when WIRE_NAMES grows, both caches are emptied and learn the keys again.
+
+cdef enum:
+    _KEY_SLOTS = 256
+
+cdef PyObject* _key_cache[_KEY_SLOTS]
+cdef PyObject* _one_char_keys[0x80]
+cdef dict _wire_names = WIRE_NAMES
+cdef Py_ssize_t _wire_names_known = 0  # len(WIRE_NAMES) when the key caches were last emptied
+
+
+cdef void _forget_keys() noexcept:
+    cdef Py_ssize_t i
+    for i in range(_KEY_SLOTS):
+        Py_XDECREF(_key_cache[i])
+        _key_cache[i] = NULL
+    for i in range(0x80):
+        Py_XDECREF(_one_char_keys[i])
+        _one_char_keys[i] = NULL
+
+
+cdef inline PyObject* _keep_key(PyObject** slot, object text) except NULL:
+    """Put the plans' own object for ``text`` (or ``text`` itself) into the cache ``slot``, and return it."""
+    cdef PyObject* wire_name = PyDict_GetItemWithError(_wire_names, text)
+    cdef PyObject* kept = <PyObject*>text if wire_name == NULL else wire_name
+    Py_INCREF(<object>kept)
+    Py_XDECREF(slot[0])
+    slot[0] = kept
+    return kept
+
+
+cdef object _decode_key(const uint8_t* data, Py_ssize_t length):
+    """``_decode_text`` for an extFields key: equal text, and the plans' own object for a wire name."""
+    global _wire_names_known
+    cdef uint64_t head, tail
+    cdef Py_ssize_t h
+    if len(_wire_names) != _wire_names_known:
+        _forget_keys()
+        _wire_names_known = len(_wire_names)
+    if length == 1 and data[0] < 0x80:
+        if _one_char_keys[data[0]] == NULL:
+            _keep_key(&_one_char_keys[data[0]], <object>_ascii_chars[data[0]])
+        return <object>_one_char_keys[data[0]]
+    if length > _CACHE_MAX_LENGTH or length <= 0:
+        return PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
+    h = _text_slot(data, length, &head, &tail, _KEY_SLOTS)
+    if _is_cached(_key_cache[h], data, length, head, tail):
+        return <object>_key_cache[h]
+    text = _decode_text(data, length)
+    if not PyUnicode_IS_ASCII(text):
+        return text  # as the shared cache: only ASCII is kept (the cached bytes are compared as the text's own)
+    return <object>_keep_key(&_key_cache[h], text)
 
 
 # --- fast construction of the shared plain classes ------------------------------

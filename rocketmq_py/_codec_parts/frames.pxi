@@ -4,6 +4,17 @@
 # --- frames ----------------------------------------------------------------------
 
 
+def new_command(code, language, version, opaque, flag, remark, ext_fields, body, serialize_type, custom_header):
+    """``RemotingCommand`` with every field given in order, stored straight into its slots (no ``__init__``)."""
+    cdef object cmd
+    if not _command_fast:
+        return RemotingCommand(code, language, version, opaque, flag, remark, ext_fields, body, serialize_type,
+                               custom_header)
+    cmd = _new_command(code, language, version, opaque, flag, remark, ext_fields, body, serialize_type)
+    rmq_fill_slot(cmd, _command_slots[RC_CUSTOM_HEADER], custom_header)
+    return cmd
+
+
 def encode_command(cmd) -> bytes:
     """The whole frame of ``cmd``, length prefix included, ready for one write."""
     cdef Writer w

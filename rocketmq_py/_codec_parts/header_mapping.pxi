@@ -175,47 +175,124 @@ cdef inline bint _is_ascii_true(object text) noexcept:
             and (data[3] | 0x20) == b'e')
 
 
+cdef class _ReadPlan:
+    """A HeaderPlan's entries laid out in C arrays for ``_header_from_fields``, made once per header class.
+
+    The arrays borrow the entries' objects; ``plan`` keeps them alive."""
+    cdef object plan
+    cdef Py_ssize_t count
+    cdef PyObject** attributes
+    cdef PyObject** names
+    cdef PyObject** bits_objects
+    cdef PyObject** strict_objects
+    cdef int* kinds
+    cdef int* bits
+    cdef char* required
+    cdef dict defaults
+    cdef object missing, slow_int, bad_float
+
+    def __dealloc__(self):
+        PyMem_Free(self.attributes)
+        PyMem_Free(self.kinds)
+        PyMem_Free(self.required)
+
+
+cdef dict _read_plans = {}
+
+
+cdef _ReadPlan _read_plan_of(object cls, object plan):
+    cdef PyObject* found = PyDict_GetItemWithError(_read_plans, cls)
+    cdef _ReadPlan laid_out
+    cdef tuple entries, entry
+    cdef Py_ssize_t i, count
+    if found != NULL and (<_ReadPlan>found).plan is plan:
+        return <_ReadPlan>found
+    entries = <tuple>plan[0]
+    count = len(entries)
+    laid_out = _ReadPlan.__new__(_ReadPlan)
+    laid_out.plan = plan
+    laid_out.count = count
+    laid_out.attributes = <PyObject**>PyMem_Malloc(4 * count * sizeof(PyObject*) + 1)
+    laid_out.kinds = <int*>PyMem_Malloc(2 * count * sizeof(int) + 1)
+    laid_out.required = <char*>PyMem_Malloc(count + 1)
+    if laid_out.attributes == NULL or laid_out.kinds == NULL or laid_out.required == NULL:
+        raise MemoryError()
+    laid_out.names = laid_out.attributes + count
+    laid_out.bits_objects = laid_out.attributes + 2 * count
+    laid_out.strict_objects = laid_out.attributes + 3 * count
+    laid_out.bits = laid_out.kinds + count
+    for i in range(count):
+        entry = <tuple>entries[i]
+        laid_out.attributes[i] = <PyObject*>entry[0]
+        laid_out.names[i] = <PyObject*>entry[1]
+        laid_out.kinds[i] = entry[2]
+        laid_out.required[i] = 1 if entry[3] else 0
+        laid_out.bits[i] = entry[4]
+        laid_out.bits_objects[i] = <PyObject*>entry[4]
+        laid_out.strict_objects[i] = <PyObject*>entry[5]
+    laid_out.defaults = plan[1]
+    laid_out.missing = plan[2]
+    laid_out.slow_int = plan[3]
+    laid_out.bad_float = plan[4]
+    _read_plans[cls] = laid_out
+    return laid_out
+
+
 cdef object _header_from_fields(object cls, object fields, object plan):
-    cdef dict values = PyDict_Copy(plan[1])
-    cdef tuple entry
+    cdef _ReadPlan laid_out = _read_plan_of(cls, plan)
+    cdef dict values = PyDict_Copy(laid_out.defaults)
+    cdef Py_ssize_t i
     cdef int kind
     cdef PyObject* found
+    cdef PyObject* key_ptr
+    cdef Py_ssize_t position = 0
+    cdef Py_ssize_t next_position
     if fields is None:
         fields = _EMPTY_FIELDS
     cdef bint plain = type(fields) is dict
     get = None if plain else fields.get
-    for entry in <tuple>plan[0]:
+    for i in range(laid_out.count):
+        name = <object>laid_out.names[i]
         if plain:
-            found = PyDict_GetItemWithError(fields, entry[1])
+            # A decoded header usually lists its fields in the plan's order (ours and Java's encoders write them so),
+            # with the decoders' keys being the plan's own names: walk the dict alongside the plan and look a field
+            # up only when the next entry is not it (absent fields leave that entry for the next one).
+            next_position = position
+            if PyDict_Next(fields, &next_position, &key_ptr, &found) and key_ptr == laid_out.names[i]:
+                position = next_position
+            else:
+                found = PyDict_GetItemWithError(fields, name)
             if found == NULL:
                 text = None
             else:
                 text = <object>found
         else:
-            text = get(entry[1])
+            text = get(name)
         if text is None:
-            if entry[3]:
-                plan[2](cls, entry[1])
+            if laid_out.required[i]:
+                laid_out.missing(cls, name)
             continue
-        kind = entry[2]
+        kind = laid_out.kinds[i]
+        attribute = <object>laid_out.attributes[i]
         if kind == K_STR:
-            PyDict_SetItem(values, entry[0], text)
+            PyDict_SetItem(values, attribute, text)
         elif kind == K_INT:
-            number = _short_ascii_int(text, entry[4])
+            number = _short_ascii_int(text, laid_out.bits[i])
             if number is None:
-                number = plan[3](cls, entry[1], text, entry[4], entry[5])
+                number = laid_out.slow_int(cls, name, text, <object>laid_out.bits_objects[i],
+                                           <object>laid_out.strict_objects[i])
             if number is not None:
-                PyDict_SetItem(values, entry[0], number)
+                PyDict_SetItem(values, attribute, number)
         elif kind == K_BOOL:
             if PyUnicode_CheckExact(text) and PyUnicode_IS_ASCII(text):
-                PyDict_SetItem(values, entry[0], _is_ascii_true(text))
+                PyDict_SetItem(values, attribute, _is_ascii_true(text))
             else:
-                PyDict_SetItem(values, entry[0], text.lower() == "true")
+                PyDict_SetItem(values, attribute, text.lower() == "true")
         else:
             try:
-                PyDict_SetItem(values, entry[0], float(text))
+                PyDict_SetItem(values, attribute, float(text))
             except ValueError:
-                plan[4](cls, entry[1], text)
-    header = rmq_new_instance(cls, _NO_ARGS)
+                laid_out.bad_float(cls, name, text)
+    header = rmq_new_bare_instance(cls, _NO_ARGS)
     PyObject_GenericSetDict(header, values, NULL)
     return header

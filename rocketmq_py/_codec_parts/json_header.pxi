@@ -372,7 +372,7 @@ cdef object _jc_object(JsonCursor* c, object text, int depth):
         _jc_skip(c)
         if c.position >= c.length or PyUnicode_READ(c.kind, c.data, c.position) != u'"':
             return _BAIL
-        key = _jc_string(c, text)
+        key = _jc_string(c, text, True)
         if key is _BAIL:
             return _BAIL
         _jc_skip(c)
@@ -461,93 +461,123 @@ cdef object _jc_integer(JsonCursor* c):
     return -value if negative else value
 
 
-cdef object _jc_string(JsonCursor* c, object text):
+cdef object _jc_string(JsonCursor* c, object text, bint key=False):
+    """The string at the cursor (a map key when ``key``), or _BAIL."""
     cdef Py_ssize_t start = c.position + 1
     cdef Py_ssize_t i = start
     cdef bint escaped = False
     cdef Py_UCS4 ch
     cdef const uint8_t* narrow
-    if c.kind == PyUnicode_1BYTE_KIND:  # skip the plain run without the per-character kind switch
+    if c.kind == PyUnicode_1BYTE_KIND:  # the same scan without the per-character kind switch
         narrow = <const uint8_t*>c.data
-        while i < c.length and narrow[i] >= 0x20 and narrow[i] != 0x22 and narrow[i] != 0x5C:
-            i += 1
-    while True:
-        if i >= c.length:
-            return _BAIL
-        ch = PyUnicode_READ(c.kind, c.data, i)
-        if ch == u'"':
-            break
-        if ch == u'\\':
+        while True:
+            while i < c.length and narrow[i] >= 0x20 and narrow[i] != 0x22 and narrow[i] != 0x5C:
+                i += 1
+            if i >= c.length or narrow[i] < 0x20:
+                return _BAIL
+            if narrow[i] == 0x22:
+                break
             escaped = True
             i += 2
-            continue
-        if ch < 0x20:
-            return _BAIL
-        i += 1
+    else:
+        while True:
+            if i >= c.length:
+                return _BAIL
+            ch = PyUnicode_READ(c.kind, c.data, i)
+            if ch == u'"':
+                break
+            if ch == u'\\':
+                escaped = True
+                i += 2
+                continue
+            if ch < 0x20:
+                return _BAIL
+            i += 1
     c.position = i + 1
     if escaped:
         return _jc_unescape(c, start, i)
     if c.kind == PyUnicode_1BYTE_KIND and PyUnicode_IS_ASCII(text):
+        if key:
+            return _decode_key(<const uint8_t*>c.data + start, i - start)
         return _decode_text(<const uint8_t*>c.data + start, i - start)
     return PyUnicode_Substring(text, start, i)
 
 
+cdef Py_ssize_t _jc_escape_at(JsonCursor* c, Py_ssize_t i, Py_ssize_t end, Py_UCS4* ch) noexcept:
+    """The character of the escape whose backslash is at ``i`` (into ``ch``) and the position after it,
+    or -1 for an escape the fast path leaves to json.loads (a bad one, or a surrogate, which it pairs)."""
+    cdef Py_UCS4 escape = PyUnicode_READ(c.kind, c.data, i + 1)  # a backslash is never last (see _jc_string)
+    cdef uint32_t code = 0
+    cdef Py_UCS4 digit
+    cdef int k
+    if escape == u'"' or escape == u'\\' or escape == u'/':
+        ch[0] = escape
+    elif escape == u'b':
+        ch[0] = 0x08
+    elif escape == u'f':
+        ch[0] = 0x0C
+    elif escape == u'n':
+        ch[0] = 0x0A
+    elif escape == u'r':
+        ch[0] = 0x0D
+    elif escape == u't':
+        ch[0] = 0x09
+    elif escape == u'u':
+        if end - (i + 2) < 4:
+            return -1
+        for k in range(4):
+            digit = PyUnicode_READ(c.kind, c.data, i + 2 + k)
+            if u'0' <= digit <= u'9':
+                code = code * 16 + (<uint32_t>digit - 48)  # '0'
+            elif u'a' <= digit <= u'f':
+                code = code * 16 + (<uint32_t>digit - 87)  # 'a' - 10
+            elif u'A' <= digit <= u'F':
+                code = code * 16 + (<uint32_t>digit - 55)  # 'A' - 10
+            else:
+                return -1
+        if 0xD800 <= code <= 0xDFFF:
+            return -1
+        ch[0] = code
+        return i + 6
+    else:
+        return -1
+    return i + 2
+
+
 cdef object _jc_unescape(JsonCursor* c, Py_ssize_t start, Py_ssize_t end):
-    cdef Py_UCS4 small[256]
-    cdef Py_UCS4* out = small
+    """The string between ``start`` and ``end`` with its escapes resolved, or _BAIL.
+
+    Two passes: the first finds the length and the widest character, so that the
+    result is written once in its final kind (headers are ASCII with a few
+    ``\\u0001``/``\\u0002`` property separators)."""
     cdef Py_ssize_t i = start
     cdef Py_ssize_t n = 0
-    cdef Py_ssize_t k
     cdef Py_UCS4 ch
-    cdef uint32_t code
-    if end - start > 256:
-        out = <Py_UCS4*>PyMem_Malloc((end - start) * sizeof(Py_UCS4))
-        if out == NULL:
-            raise MemoryError()
-    try:
-        while i < end:
-            ch = PyUnicode_READ(c.kind, c.data, i)
-            if ch != u'\\':
-                out[n] = ch
-                n += 1
-                i += 1
-                continue
-            ch = PyUnicode_READ(c.kind, c.data, i + 1)  # a backslash is never last (see _jc_string)
-            i += 2
-            if ch == u'"' or ch == u'\\' or ch == u'/':
-                out[n] = ch
-            elif ch == u'b':
-                out[n] = 0x08
-            elif ch == u'f':
-                out[n] = 0x0C
-            elif ch == u'n':
-                out[n] = 0x0A
-            elif ch == u'r':
-                out[n] = 0x0D
-            elif ch == u't':
-                out[n] = 0x09
-            elif ch == u'u':
-                if end - i < 4:
-                    return _BAIL
-                code = 0
-                for k in range(4):
-                    ch = PyUnicode_READ(c.kind, c.data, i + k)
-                    if u'0' <= ch <= u'9':
-                        code = code * 16 + (<uint32_t>ch - 48)  # '0'
-                    elif u'a' <= ch <= u'f':
-                        code = code * 16 + (<uint32_t>ch - 87)  # 'a' - 10
-                    elif u'A' <= ch <= u'F':
-                        code = code * 16 + (<uint32_t>ch - 55)  # 'A' - 10
-                    else:
-                        return _BAIL
-                if 0xD800 <= code <= 0xDFFF:
-                    return _BAIL  # json.loads pairs surrogates; leave that to it
-                out[n] = code
-                i += 4
-            else:
+    cdef Py_UCS4 widest = 0
+    cdef int kind
+    cdef void* out
+    while i < end:
+        ch = PyUnicode_READ(c.kind, c.data, i)
+        if ch == u'\\':
+            i = _jc_escape_at(c, i, end, &ch)
+            if i < 0:
                 return _BAIL
-            n += 1
-        return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, n)
-    finally:
-        if out != small:
-            PyMem_Free(out)
+        else:
+            i += 1
+        if ch > widest:
+            widest = ch
+        n += 1
+    text = PyUnicode_New(n, widest)
+    kind = PyUnicode_KIND(text)
+    out = PyUnicode_DATA(text)
+    i = start
+    n = 0
+    while i < end:
+        ch = PyUnicode_READ(c.kind, c.data, i)
+        if ch == u'\\':
+            i = _jc_escape_at(c, i, end, &ch)
+        else:
+            i += 1
+        PyUnicode_WRITE(kind, out, n, ch)
+        n += 1
+    return text

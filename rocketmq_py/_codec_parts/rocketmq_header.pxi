@@ -183,9 +183,9 @@ cdef object _decode_binary_header(const uint8_t* data, Py_ssize_t length, object
             if value == NULL:
                 raise CodecError(f"extFields value length {value_length} does not fit the header")
             if key_length and value_length:
-                PyDict_SetItem(fields, _decode_text(key, key_length), _decode_text(value, value_length))
+                PyDict_SetItem(fields, _decode_key(key, key_length), _decode_text(value, value_length))
             elif key_length:
                 # Java reads the empty value as null and HashMap.put keeps that
                 # last null: the key is absent.
-                fields.pop(_decode_text(key, key_length), None)
+                fields.pop(_decode_key(key, key_length), None)
     return _new_command(code, language, version, opaque, flag, remark, fields, body, SERIALIZE_ROCKETMQ)

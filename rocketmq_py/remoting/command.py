@@ -12,10 +12,11 @@ import os
 import sys
 import threading
 from enum import IntEnum
+from typing import Callable
 
 from rocketmq_py import codec
 from rocketmq_py._codec_types import HeaderObject
-from rocketmq_py.codec import RemotingCommand
+from rocketmq_py.codec import RemotingCommand, new_command
 
 __all__ = [
     "RemotingCommand",
@@ -70,24 +71,26 @@ class OpaqueCounter:
     """A thread-safe request id sequence that wraps around like Java's ``AtomicInteger``."""
 
     def __init__(self, start: int = 0) -> None:
-        self._count = itertools.count(start)
-        # next() of itertools.count is one C call, so the GIL makes it atomic: a lock (the cost of an opaque,
-        # on every request, three times over) only where there is no GIL.
+        first = ((start + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+        # Java's order from `first`: up to the int maximum, then from the minimum round to `first` again, forever.
+        # Every step is C (chain and range iterators), so with the GIL one call is atomic and runs no Python frame:
+        # a lock (the cost of an opaque, on every request, three times over) only where there is no GIL.
+        laps = itertools.repeat((range(first, 1 << 31), range(-(1 << 31), first)))
+        self._take = itertools.chain.from_iterable(itertools.chain.from_iterable(laps)).__next__
         self._lock = threading.Lock() if _FREE_THREADED else None
+        #: The next id.
+        self.next: Callable[[], int] = self._take if self._lock is None else self._next_locked
 
-    def next(self) -> int:
-        if self._lock is None:
-            value = next(self._count)
-        else:
-            with self._lock:
-                value = next(self._count)
-        return ((value + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+    def _next_locked(self) -> int:
+        assert self._lock is not None
+        with self._lock:
+            return self._take()
 
 
 _OPAQUES = OpaqueCounter()
 
 
-#: The next request id of this process (the counter's own method: no Python frame in between).
+#: The next request id of this process (the counter's own C iterator: no Python frame in between).
 next_opaque = _OPAQUES.next
 
 
@@ -105,8 +108,8 @@ def create_request(
     ``custom_header`` is the request's header object, written into the frame by the encoder (see
     :class:`RemotingCommand`); ``ext_fields`` then holds only fields beyond it.
     """
-    # Positional: a class called with keywords pays for a dict, and this runs for every request.
-    return RemotingCommand(
+    # Positional, into the codec's constructor (no __init__ frame): this runs for every request.
+    return new_command(
         code, DEFAULT_LANGUAGE, DEFAULT_VERSION, next_opaque(), 0, remark, ext_fields, body,
         DEFAULT_SERIALIZE_TYPE if serialize_type is None else serialize_type, custom_header,
     )

@@ -32,6 +32,7 @@ from rocketmq_py._codec_types import (
     HEADER_INT,
     HEADER_PLANS,
     HEADER_STR,
+    WIRE_NAMES,
     HeaderPlan,
 )
 from rocketmq_py.codec import header_fields, read_header
@@ -139,7 +140,9 @@ def _make_plan(cls: type[CommandHeader]) -> HeaderPlan:
         if field.default is dataclasses.MISSING:
             raise TypeError(f"{cls.__name__}.{field.name}: every header field needs a default (use wire())")
         required = field.metadata.get("required", False)
-        entries.append((field.name, field.metadata.get("wire", field.name), _KINDS[_scalar_type(hints[field.name])],
+        name = field.metadata.get("wire", field.name)
+        wire_name = WIRE_NAMES.setdefault(name, name)  # one object per name, for the decoders to hand out
+        entries.append((field.name, wire_name, _KINDS[_scalar_type(hints[field.name])],
                         required, field.metadata.get("bits", 32), required or cls.fast_codes))
         defaults[field.name] = field.default
     return HeaderPlan(tuple(entries), defaults, _missing, _slow_int, _bad_value)
