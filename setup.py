@@ -11,7 +11,12 @@ import sys
 
 from setuptools import Extension, setup
 
-EXTENSION_MODULES = ["rocketmq_py._codec", "rocketmq_py._store", "rocketmq_py.store._hot_paths", "rocketmq_py.broker._send_fast"]
+EXTENSION_MODULES = [
+    "rocketmq_py._codec",
+    "rocketmq_py._store",
+    "rocketmq_py.store._hot_paths",
+    "rocketmq_py.broker._send_fast",
+]
 
 
 def link_args():

@@ -252,7 +252,8 @@ def mixed_sends(rng: random.Random, count: int, topics: list[str]) -> list[bytes
             oneway = True
         elif kind < 0.45:
             batch = True
-            code = rng.choice([RequestCode.SEND_BATCH_MESSAGE, RequestCode.SEND_BATCH_MESSAGE, RequestCode.SEND_MESSAGE_V2])
+            # Mostly SEND_BATCH_MESSAGE; a V2 send with the batch flag takes the same path.
+            code = rng.choice([RequestCode.SEND_BATCH_MESSAGE] * 2 + [RequestCode.SEND_MESSAGE_V2])
             body = batch_body(rng, unique)
             properties.pop("UNIQ_KEY")
         elif kind < 0.47:
@@ -262,7 +263,8 @@ def mixed_sends(rng: random.Random, count: int, topics: list[str]) -> list[bytes
         elif kind < 0.51:
             batch = True
             code = RequestCode.SEND_BATCH_MESSAGE
-            body = rng.choice([b"", b"\x00\x00\x00\x30 a truncated item", codec.encode_batch([(0, b"x" * 9000, {})] * 3)])
+            too_large = codec.encode_batch([(0, b"x" * 9000, {})] * 3)
+            body = rng.choice([b"", b"\x00\x00\x00\x30 a truncated item", too_large])
         fields: dict[str, object]
         born = 1_690_000_000_000 + number
         if code != RequestCode.SEND_MESSAGE:

@@ -35,10 +35,12 @@ def test_the_expected_implementation_runs():
 
 @pytest.fixture
 async def store(tmp_path):
-    config = MessageStoreConfig(store_path_root_dir=str(tmp_path / "store"), mapped_file_size_commit_log=16 * 1024,
-                                mapped_file_size_consume_queue=40 * 20, max_hash_slot_num=64, max_index_num=2048,
-                                max_transfer_bytes_on_message_in_memory=6000, max_transfer_count_on_message_in_memory=20,
-                                max_transfer_bytes_on_message_in_disk=3000, max_transfer_count_on_message_in_disk=6)
+    # Small files, so pulls cross CommitLog files, and small transfer limits, so both of them bind.
+    config = MessageStoreConfig(
+        store_path_root_dir=str(tmp_path / "store"), mapped_file_size_commit_log=16 * 1024,
+        mapped_file_size_consume_queue=40 * 20, max_hash_slot_num=64, max_index_num=2048,
+        max_transfer_bytes_on_message_in_memory=6000, max_transfer_count_on_message_in_memory=20,
+        max_transfer_bytes_on_message_in_disk=3000, max_transfer_count_on_message_in_disk=6)
     store = MessageStore(config)
     store.load()
     store.start()

@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -114,6 +115,8 @@ def run_broker(kind: str, namesrv, build, work: Path, args) -> dict:
                 print(f"[capacity]   {json.dumps(results[pin][mode])}", file=sys.stderr, flush=True)
     finally:
         broker.stop()
+        # Each run leaves gigabytes of store files: a second repeat must not find the disk full.
+        shutil.rmtree(work, ignore_errors=True)
     return results
 
 

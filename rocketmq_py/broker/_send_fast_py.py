@@ -122,10 +122,12 @@ class SendFastPath:
         reconsume_times = header.reconsume_times or 0
         # What the general put would read back from the stored properties, known here already.
         tags = properties.get(MessageConst.TAGS)
-        placed = hot_paths.append_in_place(store, topic, topic_bytes, queue_id, body, stored_properties, stored_text,
-                                       header.flag, sys_flag, header.born_timestamp, born_host, store_host,
-                                       reconsume_times, layout.java_string_hash(tags) if tags else 0,
-                                       properties.get(MessageConst.KEYS), properties.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX))
+        placed = hot_paths.append_in_place(
+            store, topic, topic_bytes, queue_id, body, stored_properties, stored_text, header.flag, sys_flag,
+            header.born_timestamp, born_host, store_host, reconsume_times,
+            layout.java_string_hash(tags) if tags else 0, properties.get(MessageConst.KEYS),
+            properties.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
+        )
         if placed is None:  # a file to make or roll: the store's general put
             placed = store.append_plain(topic, topic_bytes, queue_id, body, stored_properties, header.flag, sys_flag,
                                         header.born_timestamp, born_host, store_host, reconsume_times)
