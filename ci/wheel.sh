@@ -31,13 +31,16 @@ case "$WHEEL" in *"$PLATFORM"*) ;; *) fail "the wheel's name has no $PLATFORM ta
 size=$(stat -c %s "$WHEEL")
 [ "$size" -le "$MAX_WHEEL_BYTES" ] || fail "the wheel is $size bytes, over $MAX_WHEEL_BYTES"
 .venv/bin/python - "$WHEEL" <<'PY' || fail "the wheel's contents"
-import subprocess, sys, tempfile, zipfile
+import ast, re, subprocess, sys, tempfile, zipfile
 wheel = zipfile.ZipFile(sys.argv[1])
 names = wheel.namelist()
 generated_c = [n for n in names if n.endswith(".c")]
 assert not generated_c, f"generated C in the wheel: {generated_c}"
 extensions = [n for n in names if n.endswith(".so")]
-assert len(extensions) == 2, f"expected the two compiled modules, found {extensions}"
+# The compiled modules setup.py builds, named once there.
+listed = ast.literal_eval(re.search(r"EXTENSION_MODULES = (\[.*?\])", open("setup.py").read(), re.S).group(1))
+found = sorted(n.split(".cpython")[0].replace("/", ".") for n in extensions)
+assert found == sorted(listed), f"expected the compiled modules {sorted(listed)}, found {extensions}"
 for name in extensions:
     with tempfile.NamedTemporaryFile(suffix=".so") as so:
         so.write(wheel.read(name)); so.flush()
