@@ -36,7 +36,8 @@ cdef object _check_record = layout.check_record
 
 
 cpdef list index_keys(str topic, keys, uniq_key):
-    """The index keys of a message, in the order the index service puts them (``topic#UNIQ_KEY`` first)."""
+    """The index keys of a message, in the order they are put (``topic#UNIQ_KEY`` first): the one list the
+    index service and the puts in place both use."""
     cdef list found = []
     if uniq_key:
         found.append(f"{topic}#{uniq_key}")

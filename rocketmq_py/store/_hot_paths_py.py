@@ -38,7 +38,8 @@ _QUEUE_ID_AT = 12
 
 
 def index_keys(topic: str, keys: str | None, uniq_key: str | None) -> list[str]:
-    """The index keys of a message, in the order the index service puts them (``topic#UNIQ_KEY`` first)."""
+    """The index keys of a message, in the order they are put (``topic#UNIQ_KEY`` first): the one list the
+    index service and the puts in place both use."""
     found = []
     if uniq_key:
         found.append(f"{topic}#{uniq_key}")

@@ -13,7 +13,7 @@ import logging
 import threading
 from pathlib import Path
 
-from rocketmq_py.store import layout
+from rocketmq_py.store import hot_paths, layout
 from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.config import MessageStoreConfig
 from rocketmq_py.store.mapped_file import MappedFile
@@ -134,12 +134,8 @@ class IndexService:
             return
         if info.sys_flag & _ROLLBACK == _ROLLBACK:
             return
-        if info.uniq_key:
-            index_file = self._put(index_file, f"{info.topic}#{info.uniq_key}", info)
-        if info.keys:
-            for key in info.keys.split(" "):
-                if key:
-                    index_file = self._put(index_file, f"{info.topic}#{key}", info)
+        for key in hot_paths.index_keys(info.topic, info.keys, info.uniq_key):
+            index_file = self._put(index_file, key, info)
 
     def _put(self, index_file: IndexFile, key: str, info: layout.RecordInfo) -> IndexFile:
         while not index_file.put_key(key, info.physical_offset, info.store_timestamp):
