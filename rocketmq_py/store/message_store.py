@@ -246,12 +246,14 @@ class MessageStore(StoreReads):
     # --- writes ------------------------------------------------------------------------------
 
     def _check_store_status(self) -> PutMessageStatus | None:
-        if not self._running:
+        refused = self._store_refusal()
+        if refused is not None and not self._running:
             _log.warning("the message store is not running; refusing the put")
-            return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if self.config.broker_role == SLAVE:
-            return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if self.disk_full:
+        return refused
+
+    def _store_refusal(self) -> PutMessageStatus | None:
+        """Why the store takes no put now (None: it takes them); without a log line, for :meth:`refuses_plain`."""
+        if not self._running or self.config.broker_role == SLAVE or self.disk_full:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if self.is_os_page_cache_busy():
             return PutMessageStatus.OS_PAGECACHE_BUSY
@@ -415,17 +417,19 @@ class MessageStore(StoreReads):
 
     async def _wait_for_replica(self, result: PutMessageResult, wait: bool) -> PutMessageResult:
         """SYNC_MASTER: the put is answered once a slave has it (Java's handleHA / submitReplicaRequest)."""
-        if self.ha_service is None or self.config.broker_role != SYNC_MASTER or not wait:
+        if not self._waits_for_replica(wait):
             return result
+        assert self.ha_service is not None
         return await self.ha_service.wait_for_replica(result)
 
     async def _wait_for_flush(self, result: PutMessageResult, wait: bool) -> PutMessageResult:
-        service = self._flush_service
         if result.status != PutMessageStatus.PUT_OK or result.append_result is None:
             return result
-        if not isinstance(service, GroupCommitService) or not wait:
+        if not self._waits_for_flush(wait):
             self.wake_flush()
             return result
+        service = self._flush_service
+        assert isinstance(service, GroupCommitService)
         end = result.append_result.wrote_offset + result.append_result.wrote_bytes
         future = service.put_request(end)
         try:
@@ -464,16 +468,18 @@ class MessageStore(StoreReads):
 
     def refuses_plain(self, body_length: int, properties_length: int) -> bool:
         """True when :meth:`append_message` would refuse a plain message of these sizes, or any message now."""
-        config = self.config
-        return (not self._running or self.disk_full or config.broker_role == SLAVE or self.is_os_page_cache_busy()
-                or body_length > config.max_message_size or properties_length > layout.MAX_PROPERTIES_LENGTH)
+        return (self._store_refusal() is not None or body_length > self.config.max_message_size
+                or properties_length > layout.MAX_PROPERTIES_LENGTH)
 
     def put_waits(self, wait_store_msg_ok: bool) -> bool:
         """True when a put with this WAIT must wait (a SYNC_FLUSH group commit, a SYNC_MASTER's slave)."""
-        if not wait_store_msg_ok:
-            return False
-        return isinstance(self._flush_service, GroupCommitService) or (
-            self.ha_service is not None and self.config.broker_role == SYNC_MASTER)
+        return self._waits_for_flush(wait_store_msg_ok) or self._waits_for_replica(wait_store_msg_ok)
+
+    def _waits_for_flush(self, wait_store_msg_ok: bool) -> bool:
+        return wait_store_msg_ok and isinstance(self._flush_service, GroupCommitService)
+
+    def _waits_for_replica(self, wait_store_msg_ok: bool) -> bool:
+        return wait_store_msg_ok and self.ha_service is not None and self.config.broker_role == SYNC_MASTER
 
     # --- dispatch --------------------------------------------------------------------------------
 
