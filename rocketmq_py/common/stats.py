@@ -115,12 +115,11 @@ class StatsItemSet:
         return found
 
     def add(self, key: str, value: int, times: int) -> None:
-        # Every put adds to three items: the item's own fields, without two more calls for each.
+        # Every put adds to three items: the lookup inline, without a call to item() each time.
         item = self.items.get(key)
         if item is None:
             item = self.item(key)
-        item.value += value
-        item.times += times
+        item.add(value, times)
 
     def get(self, key: str) -> StatsItem | None:
         return self.items.get(key)
