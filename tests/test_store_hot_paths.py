@@ -13,7 +13,7 @@ import random
 import pytest
 
 from rocketmq_py.store import GetMessageResult, GetMessageStatus, MessageStore, MessageStoreConfig, StoreMessage
-from rocketmq_py.store import _hot_paths_py, hot_paths
+from rocketmq_py.store import _hot_paths_py, hot_paths, layout
 from rocketmq_py.store.reads import TOTAL_PHYSICAL_MEMORY, TagCodeFilter
 
 
@@ -64,7 +64,7 @@ def _collect(module, store: MessageStore, queue_id: int, offset: int, max_msg_nu
 
 async def test_compiled_and_twin_collect_the_same_records(store):
     compiled = compiled_hot_paths()
-    codes_of = {"A": hash_of("A"), "B": hash_of("B")}
+    codes_of = {"A": layout.java_string_hash("A"), "B": layout.java_string_hash("B")}
     rng = random.Random(11)
     found = 0
     for _ in range(300):
@@ -89,9 +89,3 @@ async def test_compiled_and_twin_agree_when_the_first_files_are_deleted(store):
     # The records of the closed file are skipped: the pull goes on in the next file.
     status, _, _, queue_offsets, _ = _collect(_hot_paths_py, store, 0, 0, 32, None, TOTAL_PHYSICAL_MEMORY)
     assert status == GetMessageStatus.FOUND and queue_offsets[0] > 0
-
-
-def hash_of(tags: str) -> int:
-    from rocketmq_py.store import layout
-
-    return layout.java_string_hash(tags)

@@ -96,11 +96,7 @@ cdef class SendFastPath:
         if fields is None:
             return None
         try:
-            if code == SEND_MESSAGE_V2:
-                if fields.get("b") is None:
-                    return None
-                header = _read_v2(fields)
-            elif code == SEND_BATCH_MESSAGE:
+            if code == SEND_MESSAGE_V2 or code == SEND_BATCH_MESSAGE:
                 if fields.get("b") is None:
                     return None
                 header = _read_v2(fields)
