@@ -1,7 +1,7 @@
 """The ``rocketmq-py`` command (also ``python -m rocketmq_py``).
 
     rocketmq-py namesrv [-c namesrv.properties] [-p PORT]
-    rocketmq-py broker [-c broker.conf] [-n NAMESRV_ADDR] [-p]
+    rocketmq-py broker [-c broker.conf] [-n NAMESRV_ADDR] [-p] [--workers N]
     rocketmq-py quickstart [--messages N] [--keep DIR] [--json] [-v]
     rocketmq-py --version
 
@@ -93,6 +93,8 @@ def _add_broker(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
                                                "storePathRootDir, flushDiskType, ...)")
     parser.add_argument("-n", "--namesrv-addr", help="name servers, ';'-separated (overrides namesrvAddr)")
     parser.add_argument("-p", "--print-config", action="store_true", help="print every config key and exit")
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="front processes that own the client sockets (overrides serverWorkerProcesses; 0: none)")
     parser.set_defaults(run=_run_broker)
 
 
@@ -102,6 +104,11 @@ def _run_broker(args: argparse.Namespace) -> int:
     from rocketmq_py.errors import RocketMQError
 
     broker_config, store_config = load_broker_config(args.config, namesrv_addr=args.namesrv_addr)
+    if args.workers is not None:
+        if args.workers < 0:
+            _log.error("--workers must be 0 or more, not %d", args.workers)
+            return 2
+        broker_config.server_worker_processes = args.workers
     if args.print_config:
         sys.stdout.write(format_properties(config_to_properties(broker_config, store_config)))
         return 0

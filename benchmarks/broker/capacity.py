@@ -35,6 +35,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaBroker, JavaNameServer, ensure_built, wire  # noqa: E402
+from harness.cpu import descendants  # noqa: E402
 from harness.py_servers import PythonBroker  # noqa: E402
 
 QUEUES = 8
@@ -65,15 +66,17 @@ def _min_max_offset(broker_addr: str, topic: str) -> int:
 
 
 def _pin(pid: int, cpus: str) -> None:
-    """Pin every thread of ``pid`` (``taskset -a``) to ``cpus``."""
-    subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(pid)], check=True, stdout=subprocess.DEVNULL)
+    """Pin every thread of ``pid`` and of its child processes (our broker's fronts) to ``cpus``."""
+    for process in (pid, *descendants(pid)):
+        subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(process)], check=True, stdout=subprocess.DEVNULL)
 
 
-def start_broker(kind: str, namesrv, build, work: Path):
+def start_broker(kind: str, namesrv, build, work: Path, workers: int):
     if kind == "java":
         return JavaBroker(namesrv, build=build, workdir=work, broker_name="capacity-java",
                           extra_config=dict(BROKER_SETTINGS), jvm_opts=JAVA_BROKER_JVM).start()
-    return PythonBroker(namesrv.addr, work, broker_name="capacity-python", **BROKER_SETTINGS).start()
+    return PythonBroker(namesrv.addr, work, broker_name="capacity-python", serverWorkerProcesses=workers,
+                        **BROKER_SETTINGS).start()
 
 
 def run_sender(broker, topic: str, mode: str, pin: str, args, max_offset: int) -> dict:
@@ -94,7 +97,7 @@ def run_sender(broker, topic: str, mode: str, pin: str, args, max_offset: int) -
 
 
 def run_broker(kind: str, namesrv, build, work: Path, args) -> dict:
-    broker = start_broker(kind, namesrv, build, work)
+    broker = start_broker(kind, namesrv, build, work, args.workers)
     results: dict = {}
     try:
         topic = f"Capacity_{kind}"
@@ -161,6 +164,8 @@ def main() -> int:
     parser.add_argument("--inflight", type=int, default=1024)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--brokers", default="java,python")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="our broker's front processes (serverWorkerProcesses); their CPU counts as the broker's")
     parser.add_argument("--no-probe", dest="probe", action="store_false",
                         help="do not time GET_MAX_OFFSET, HEART_BEAT and QUERY_CONSUMER_OFFSET during single sends")
     parser.add_argument("--broker-warmup", type=float, default=15.0,
@@ -187,6 +192,7 @@ def main() -> int:
         "benchmark": "broker capacity: pipelined sender, broker CPU per message from /proc/<pid>/stat",
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.platform(),
         "cpus": os.cpu_count(), "load_average_at_end": load, "connections": args.connections,
+        "python_workers": args.workers,
         "inflight_per_connection": args.inflight, "message_size": args.size, "queues": QUEUES,
         "batch": 32, "seconds": args.seconds, "repeats": args.repeats, "python_codec": codec.IMPLEMENTATION,
         "summary": summary(runs), "runs": runs,

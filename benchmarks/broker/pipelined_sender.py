@@ -4,7 +4,8 @@ each of ``--connections`` connections, so the broker, not the sender, is the lim
 The frames and the connection protocol are the compat harness's (compat-tests/harness/pipelined.py), which
 compat tests use to saturate a broker; the sender spends a few microseconds per message. It reports, for the measurement
 window after ``--warmup`` seconds: the messages the broker accepted (sends) or returned (pulls), the
-SYSTEM_BUSY and other refusals, the broker's CPU time from ``/proc/<broker-pid>/stat`` and its own; with
+SYSTEM_BUSY and other refusals, the broker's CPU time from ``/proc/<broker-pid>/stat`` (with its child processes, our broker's fronts)
+and its own; with
 ``--probe``, the p50/p99 response times of GET_MAX_OFFSET, HEART_BEAT and QUERY_CONSUMER_OFFSET asked
 on another connection meanwhile (one of each every 20 ms).
 
@@ -27,7 +28,7 @@ from rocketmq_py.remoting import RemotingClient, create_request
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "compat-tests"))
 
-from harness.cpu import process_cpu_s  # noqa: E402
+from harness.cpu import process_tree_cpu_s  # noqa: E402
 from harness.pipelined import Counters, PipelinedConnection, frame, send_frames  # noqa: E402
 
 PULL_GROUP = "capacity_cg"
@@ -111,14 +112,14 @@ async def run(args: argparse.Namespace) -> dict:
         connections.append(protocol)
     await asyncio.sleep(args.warmup)
     start = (time.monotonic(), counters.messages, counters.responses, counters.busy, counters.other,
-             process_cpu_s(args.broker_pid), own_cpu_s())
+             process_tree_cpu_s(args.broker_pid), own_cpu_s())
     if args.probe:
         probed = await probe(args.addr, args.topic, args.seconds)
     else:
         probed = None
         await asyncio.sleep(args.seconds)
     end = (time.monotonic(), counters.messages, counters.responses, counters.busy, counters.other,
-           process_cpu_s(args.broker_pid), own_cpu_s())
+           process_tree_cpu_s(args.broker_pid), own_cpu_s())
     for connection in connections:
         connection.stopped = True
         connection.transport.close()

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 from . import wire
+from .cpu import descendants
 from .processes import _die_with_parent, free_broker_port, free_port, write_properties
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -23,6 +24,20 @@ STORE_SIZES = {
     "maxHashSlotNum": 50000,
     "maxIndexNum": 200000,
 }
+
+
+#: ``ROCKETMQ_PY_BROKER_WORKERS=N`` runs every PythonBroker with N front processes (serverWorkerProcesses):
+#: CI runs the Java client, crash and store-move tests that way too.
+BROKER_WORKERS = int(os.environ.get("ROCKETMQ_PY_BROKER_WORKERS", "0"))
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie waiting for its parent."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def _env() -> dict:
@@ -88,10 +103,14 @@ class _PythonProcess:
         return self.proc.returncode
 
     def kill(self) -> None:
-        """kill -9."""
+        """kill -9; then wait for its child processes (a broker's fronts), which exit when it is gone."""
         if self.proc is not None and self.proc.poll() is None:
+            children = descendants(self.proc.pid)
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=30)
+            deadline = time.monotonic() + 30
+            while any(_running(pid) for pid in children) and time.monotonic() < deadline:
+                time.sleep(0.02)
         if self._log is not None:
             self._log.close()
 
@@ -142,7 +161,8 @@ class PythonBroker(_PythonProcess):
             "namesrvAddr": self.namesrv_addr, "listenPort": self.port, "brokerIP1": "127.0.0.1",
             "brokerIP2": "127.0.0.1", "storePathRootDir": self.store_dir,
             "storePathCommitLog": self.store_dir / "commitlog", "autoCreateTopicEnable": True,
-            "autoCreateSubscriptionGroup": True, "enablePropertyFilter": True, **STORE_SIZES, **self.extra_config,
+            "autoCreateSubscriptionGroup": True, "enablePropertyFilter": True, **STORE_SIZES,
+            "serverWorkerProcesses": BROKER_WORKERS, **self.extra_config,
         }
 
     def _registered(self) -> bool:

@@ -115,6 +115,10 @@ class BrokerConfig:
     #: byte for byte as the send processor does, with a fraction of its CPU; false sends everything through
     #: the processor.
     fast_send_enable: bool = True
+    #: Front processes that own the client sockets on listenPort (``rocketmq-py broker --workers N``), so
+    #: their socket and TLS work runs beside this process's; 0 serves the clients in this process. The VIP
+    #: channel (listenPort - 2) is always served here. See the README's "Worker processes".
+    server_worker_processes: int = 0
 
     @property
     def broker_addr(self) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from dataclasses import replace
 from typing import Any, Callable
 
 from rocketmq_py.acl import WATCH_INTERVAL_S, PlainAccessValidator
@@ -120,9 +121,10 @@ class BrokerController:
             server_oneway_semaphore_value=self.config.server_oneway_semaphore_value,
             server_socket_backlog=self.config.server_socket_backlog,
         )
+        fronted_config = replace(server_config, worker_processes=self.config.server_worker_processes)
         housekeeping = _ClientHousekeeping(self)
         self.server = RemotingServer(self.config.bind_address, self.config.listen_port, self._processors(True),
-                                     config=server_config, listeners=[housekeeping])
+                                     config=fronted_config, listeners=[housekeeping])
         self.fast_server: RemotingServer | None = None
         if self.config.fast_channel_enable and self.config.listen_port > 2:
             self.fast_server = RemotingServer(self.config.bind_address, self.config.listen_port - 2,

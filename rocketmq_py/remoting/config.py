@@ -37,6 +37,9 @@ class RemotingServerConfig:
     write_buffer_high_water_mark: int = 0
     write_buffer_low_water_mark: int = 0
     max_frame_length: int = codec.MAX_FRAME_LENGTH
+    #: Python only: how many front processes own the client sockets (see :mod:`rocketmq_py.remoting.relay`);
+    #: 0 serves them in this process.
+    worker_processes: int = 0
     #: How long :meth:`RemotingServer.shutdown` lets running processors finish.
     shutdown_timeout_seconds: float = 5.0
     #: ``server_mode`` (disabled, permissive, enforcing) and certificates; None means

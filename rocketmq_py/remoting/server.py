@@ -26,6 +26,7 @@ from typing import Callable, Iterable
 from rocketmq_py.errors import RemotingConnectError
 from rocketmq_py.remoting.command import RemotingCommand
 from rocketmq_py.remoting.config import RemotingServerConfig
+from rocketmq_py.remoting.front_pool import FrontPool
 from rocketmq_py.remoting.invoker import InvokeCallback, Invoker
 from rocketmq_py.remoting.listener import ConnectionListener, ListenerGroup
 from rocketmq_py.remoting.processor import ProcessorTable
@@ -51,12 +52,18 @@ def _peer_of(sock: socket.socket) -> str:
     return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
 
 
+def _port_of(sockets: Iterable[socket.socket], requested: int) -> int:
+    for sock in sockets:
+        return int(sock.getsockname()[1])
+    return requested
+
+
 def _set_once(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
 
 
-class _SniffingListener:
+class SniffingListener:
     """Accepts connections itself and decides TLS or plain from each one's first byte (Java's HandshakeHandler).
 
     The byte is only peeked (``MSG_PEEK``): it stays in the socket, so the TLS
@@ -65,7 +72,7 @@ class _SniffingListener:
 
     def __init__(
         self,
-        protocol_factory: Callable[[], RemotingConnection],
+        protocol_factory: Callable[[], asyncio.Protocol],
         mode: TlsMode,
         context: ssl.SSLContext,
         handshake_timeout_s: float,
@@ -80,7 +87,7 @@ class _SniffingListener:
         self._accepting: list[asyncio.Task[None]] = []
         self._admitting: set[asyncio.Task[None]] = set()
 
-    async def start(self, host: str, port: int, backlog: int) -> None:
+    async def start(self, host: str, port: int, backlog: int, *, reuse_port: bool = False) -> None:
         loop = asyncio.get_running_loop()
         infos = await loop.getaddrinfo(
             host or None, port, family=socket.AF_UNSPEC, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE,
@@ -94,6 +101,8 @@ class _SniffingListener:
                 sock = socket.socket(family, kind, proto)
                 self.sockets.append(sock)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if reuse_port:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
                 if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
                     sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
                 try:
@@ -233,7 +242,7 @@ class RemotingServer:
         self._invoker = Invoker(
             self.config.server_async_semaphore_value, self.config.server_oneway_semaphore_value, callback_executor,
         )
-        self._server: asyncio.AbstractServer | _SniffingListener | None = None
+        self._server: asyncio.AbstractServer | SniffingListener | FrontPool | None = None
         self._tls_mode = TlsMode.DISABLED
 
     @property
@@ -252,6 +261,11 @@ class RemotingServer:
         return self._server is not None
 
     @property
+    def front_pids(self) -> list[int]:
+        """The process ids of the front processes (``config.worker_processes``); empty without them."""
+        return self._server.pids if isinstance(self._server, FrontPool) else []
+
+    @property
     def tls_mode(self) -> TlsMode:
         """The TLS mode the server runs in (known once :meth:`start` returned)."""
         return self._tls_mode
@@ -263,24 +277,29 @@ class RemotingServer:
         tls = self.config.tls if self.config.tls is not None else TlsConfig.from_env()
         mode = tls.server_mode
         loop = asyncio.get_running_loop()
-        if mode is TlsMode.DISABLED:
+        server: asyncio.AbstractServer | SniffingListener | FrontPool
+        if self.config.worker_processes > 0:
+            pool = FrontPool(self.config.worker_processes, self._new_connection, self.config, tls)
+            self._bound_port = await pool.start(self.host, self._requested_port)
+            server = pool
+        elif mode is TlsMode.DISABLED:
             plain = await loop.create_server(
                 self._new_connection, self.host, self._requested_port,
                 backlog=self.config.server_socket_backlog, reuse_address=True,
             )
-            server: asyncio.AbstractServer | _SniffingListener = plain
-            sockets = list(plain.sockets or ())
+            server = plain
+            self._bound_port = _port_of(plain.sockets or (), self._requested_port)
         else:
             idle_s = self.config.server_channel_max_idle_time_seconds
-            listener = _SniffingListener(
+            listener = SniffingListener(
                 self._new_connection, mode, tls.server_context(), tls.handshake_timeout_seconds,
                 idle_s if idle_s and idle_s > 0 else None,
             )
             await listener.start(self.host, self._requested_port, self.config.server_socket_backlog)
-            server, sockets = listener, listener.sockets
+            server = listener
+            self._bound_port = _port_of(listener.sockets, self._requested_port)
         self._server = server
         self._tls_mode = mode
-        self._bound_port = sockets[0].getsockname()[1] if sockets else self._requested_port
         _log.info("remoting server listening on %s (TLS %s)", self.address, mode.value)
 
     def _new_connection(self) -> RemotingConnection:

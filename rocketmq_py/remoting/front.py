@@ -1,0 +1,200 @@
+"""A front process: owns client sockets for a server that runs with worker processes (see :mod:`.relay`).
+
+    python -m rocketmq_py.remoting.front --channel-fd FD [--log-level LEVEL]
+
+The server starts it with its end of the channel (``FD``) and sends its
+settings (:attr:`Relay.SETUP`). The front then listens on the server's port
+with ``SO_REUSEPORT``, beside its siblings, so the kernel spreads the clients
+over them. It relays each connection's bytes both ways and owns its TLS; it
+understands no frame. When the channel closes (the server stopped or died),
+the front closes its clients and exits: a front never outlives its server.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import socket
+import sys
+from typing import Any, cast
+
+from rocketmq_py.remoting.loop import run_on_new_loop
+from rocketmq_py.remoting.relay import Relay, RelayChannel, control, read_control
+from rocketmq_py.remoting.server import SniffingListener
+from rocketmq_py.remoting.tls import TlsConfig, TlsMode
+
+__all__ = ["main"]
+
+_log = logging.getLogger(__name__)
+
+
+class _ClientRelay(asyncio.Protocol):
+    """One client's socket, relayed to the server as connection ``conn``."""
+
+    def __init__(self, front: _FrontChannel, conn: int) -> None:
+        self.front = front
+        self.conn = conn
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        high, low = self.front.write_buffer_limits
+        if high > 0:
+            self.transport.set_write_buffer_limits(high=high, low=low if low > 0 else None)
+        self.front.opened(self, {
+            "peer": _address_pair(transport.get_extra_info("peername")),
+            "local": _address_pair(transport.get_extra_info("sockname")),
+            "tls": transport.get_extra_info("ssl_object") is not None,
+        })
+
+    def data_received(self, data: bytes) -> None:
+        self.front.send(Relay.DATA, self.conn, data)
+
+    def pause_writing(self) -> None:
+        self.front.send(Relay.WRITE_PAUSED, self.conn)
+
+    def resume_writing(self) -> None:
+        self.front.send(Relay.WRITE_RESUMED, self.conn)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.front.lost(self, exc)
+
+
+def _address_pair(address: object) -> list[object] | None:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return [address[0], address[1]]
+    return None
+
+
+class _FrontChannel(RelayChannel):
+    """The front's end of the channel: relays its clients and obeys the server."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clients: dict[int, _ClientRelay] = {}
+        self._next_conn = 0
+        self.write_buffer_limits = (0, 0)
+        self._listener: asyncio.AbstractServer | SniffingListener | None = None
+        self._reading_paused = False
+
+    # --- clients ------------------------------------------------------------------
+
+    def new_client(self) -> _ClientRelay:
+        self._next_conn = self._next_conn % 0xFFFFFFFF + 1
+        return _ClientRelay(self, self._next_conn)
+
+    def opened(self, client: _ClientRelay, info: dict[str, Any]) -> None:
+        self.clients[client.conn] = client
+        self.send(Relay.OPENED, client.conn, control(info))
+        if self._reading_paused and client.transport is not None:
+            client.transport.pause_reading()
+
+    def lost(self, client: _ClientRelay, exc: Exception | None) -> None:
+        if self.clients.pop(client.conn, None) is not None:
+            self.send(Relay.LOST, client.conn, control({"error": str(exc)} if exc is not None else {}))
+
+    # --- the server's messages ------------------------------------------------------
+
+    def on_data(self, conn: int, payload: bytearray) -> None:
+        client = self.clients.get(conn)
+        transport = client.transport if client is not None else None
+        if transport is not None and not transport.is_closing():
+            transport.write(payload)
+
+    def on_control(self, kind: Relay, conn: int, payload: bytes) -> None:
+        if kind is Relay.SETUP:
+            self._loop.create_task(self._listen(read_control(payload)))
+            return
+        if kind is Relay.STOP_ACCEPTING:
+            self._stop_accepting()
+            return
+        client = self.clients.get(conn)
+        transport = client.transport if client is not None else None
+        if transport is None:
+            return  # the client is gone; the server learns it from LOST
+        if kind is Relay.ABORT:
+            transport.abort()
+        elif transport.is_closing():
+            return
+        elif kind is Relay.CLOSE:
+            transport.close()
+        elif kind is Relay.PAUSE_READING:
+            transport.pause_reading()
+        elif kind is Relay.RESUME_READING:
+            transport.resume_reading()
+        else:
+            _log.warning("the server sent a %s message, which a front does not take", kind.name)
+
+    async def _listen(self, setup: dict[str, Any]) -> None:
+        self.write_buffer_limits = (setup["high"], setup["low"])
+        tls = TlsConfig(**setup["tls"])
+        host, port, backlog = setup["host"], setup["port"], setup["backlog"]
+        try:
+            if tls.server_mode is TlsMode.DISABLED:
+                self._listener = await self._loop.create_server(
+                    self.new_client, host, port, backlog=backlog, reuse_address=True, reuse_port=True)
+            else:
+                idle_s = setup["idle"]
+                listener = SniffingListener(self.new_client, tls.server_mode, tls.server_context(),
+                                            tls.handshake_timeout_seconds, idle_s if idle_s > 0 else None)
+                await listener.start(host, port, backlog, reuse_port=True)
+                self._listener = listener
+        except Exception as error:  # the server reports it and stops this front
+            self.send(Relay.READY, 0, control({"error": f"{type(error).__name__}: {error}"}))
+            self.close()  # the server starts another front, or fails to start
+            return
+        self.send(Relay.READY, 0, control({"port": port}))
+
+    def _stop_accepting(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+
+    # --- back pressure --------------------------------------------------------------
+
+    def pause_writing(self) -> None:
+        # The server reads slower than the clients write: stop reading them until it catches up.
+        self._reading_paused = True
+        for client in self.clients.values():
+            if client.transport is not None and not client.transport.is_closing():
+                client.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self._reading_paused = False
+        for client in self.clients.values():
+            if client.transport is not None and not client.transport.is_closing():
+                client.transport.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self._stop_accepting()
+        for client in tuple(self.clients.values()):
+            if client.transport is not None:
+                client.transport.abort()
+
+
+async def _serve(channel_fd: int) -> None:
+    loop = asyncio.get_running_loop()
+    sock = socket.socket(fileno=channel_fd)
+    _, channel = await loop.connect_accepted_socket(_FrontChannel, sock)
+    await channel.closed
+    # Let the aborted clients' transports finish before the loop closes.
+    await asyncio.sleep(0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rocketmq_py.remoting.front", description=__doc__.splitlines()[0])
+    parser.add_argument("--channel-fd", type=int, required=True, help="this front's end of the server's channel")
+    parser.add_argument("--log-level", default="WARNING")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s [front %(process)d] %(name)s: %(message)s")
+    run_on_new_loop(_serve(args.channel_fd))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

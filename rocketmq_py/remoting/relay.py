@@ -1,0 +1,188 @@
+"""The channel between a server and its front processes (``RemotingServerConfig.worker_processes``).
+
+A front process owns the client sockets: it accepts them (``SO_REUSEPORT``),
+reads and writes their bytes and does their TLS. The server process keeps
+everything else: it decodes the frames, runs the processors and the store,
+and answers. Between the two runs one Unix stream socket (a socketpair made
+before the front process starts), carrying messages of this layout::
+
+    kind    u8     what happens (see :class:`Relay`)
+    conn    u32    which client connection, numbered by the front process; 0 for the front itself
+    length  u32    bytes of payload that follow
+    payload        the client's bytes, or a small JSON object for the control messages
+
+A client connection's bytes are relayed as they arrive, not cut into frames:
+the server side feeds them to the connection's frame decoder, as it would the
+socket's. Messages written during one pass of the event loop go out in one
+write, so the relay costs a system call per pass and not per connection.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import struct
+from enum import IntEnum
+from typing import Any, cast
+
+__all__ = ["Relay", "RelayChannel"]
+
+_log = logging.getLogger(__name__)
+
+_HEAD = struct.Struct(">BII")
+_HEAD_SIZE = _HEAD.size
+#: Past this many buffered bytes a channel writes at once rather than at the end of the loop pass.
+_FLUSH_AT_BYTES = 256 * 1024
+#: The largest payload one message may carry; a longer length means the channel is broken.
+MAX_PAYLOAD = 64 * 1024 * 1024
+
+
+class Relay(IntEnum):
+    """The kinds of channel messages."""
+
+    # front -> server
+    #: The front listens; payload ``{"port": ...}``. Or it failed: ``{"error": ...}``.
+    READY = 1
+    #: A client connected; payload ``{"peer": [host, port], "local": [host, port], "tls": bool}``.
+    OPENED = 2
+    #: The client's connection is gone; payload ``{"error": text}`` or ``{}`` for a clean close.
+    LOST = 3
+    #: The client's socket buffer passed its high watermark (the client does not read): stop writing.
+    WRITE_PAUSED = 4
+    WRITE_RESUMED = 5
+    # both ways
+    #: Bytes read from (front -> server) or to be written to (server -> front) the client.
+    DATA = 6
+    # server -> front
+    #: The front's settings; payload: host, port, backlog, idle time, watermarks and the TLS settings.
+    SETUP = 7
+    #: Write what is buffered, then close the client's connection.
+    CLOSE = 8
+    #: Close the client's connection at once.
+    ABORT = 9
+    PAUSE_READING = 10
+    RESUME_READING = 11
+    #: Stop accepting connections (the server is shutting down).
+    STOP_ACCEPTING = 12
+
+
+_DATA = int(Relay.DATA)
+
+
+def control(payload: dict[str, Any]) -> bytes:
+    """The payload of a control message."""
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
+def read_control(payload: bytes) -> dict[str, Any]:
+    return cast(dict[str, Any], json.loads(payload)) if payload else {}
+
+
+class RelayChannel(asyncio.Protocol):
+    """One end of the channel: buffers the messages of a loop pass into one write, and cuts what it reads
+    into messages for :meth:`on_data` and :meth:`on_control`."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport | None = None
+        self._out: list[bytes | bytearray | memoryview] = []
+        self._out_bytes = 0
+        self._flush_pending = False
+        self._in = bytearray()
+        self._broken = False
+        self.closed: asyncio.Future[None] = self._loop.create_future()
+
+    # --- sending ----------------------------------------------------------------
+
+    def send(self, kind: Relay, conn: int, payload: bytes | bytearray | memoryview = b"") -> None:
+        self._out.append(_HEAD.pack(kind, conn, len(payload)))
+        if payload:
+            self._out.append(payload)
+        self._buffered(len(payload))
+
+    def send_parts(self, kind: Relay, conn: int, parts: list[bytes | bytearray | memoryview]) -> None:
+        """One message whose payload is ``parts`` joined, without joining them here."""
+        size = sum(map(len, parts))
+        self._out.append(_HEAD.pack(kind, conn, size))
+        self._out.extend(parts)
+        self._buffered(size)
+
+    def _buffered(self, size: int) -> None:
+        self._out_bytes += size + _HEAD.size
+        if self._out_bytes >= _FLUSH_AT_BYTES:
+            self.flush()
+        elif not self._flush_pending:
+            self._flush_pending = True
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._flush_pending = False
+        out = self._out
+        if not out:
+            return
+        self._out = []
+        self._out_bytes = 0
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        transport.writelines(out)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.flush()
+            self.transport.close()
+
+    # --- asyncio.Protocol ----------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._broken:
+            return
+        buffer = self._in
+        buffer += data
+        unpack_from = _HEAD.unpack_from
+        on_data = self.on_data
+        position = 0
+        available = len(buffer)
+        while available - position >= _HEAD_SIZE:
+            kind, conn, length = unpack_from(buffer, position)
+            start = position + _HEAD_SIZE
+            end = start + length
+            if length > MAX_PAYLOAD:
+                self._break(f"a message of {length} bytes (kind {kind})")
+                return
+            if end > available:
+                break
+            if kind == _DATA:
+                on_data(conn, buffer[start:end])
+            else:
+                try:
+                    relay = Relay(kind)
+                except ValueError:
+                    self._break(f"a message of unknown kind {kind}")
+                    return
+                self.on_control(relay, conn, bytes(buffer[start:end]))
+            position = end
+        if position:
+            del buffer[:position]
+
+    def _break(self, what: str) -> None:
+        self._broken = True
+        _log.error("closing the relay channel: it carried %s", what)
+        if self.transport is not None:
+            self.transport.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._out.clear()
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def on_data(self, conn: int, payload: bytearray) -> None:
+        """Bytes of client connection ``conn`` (:attr:`Relay.DATA`, the one message of the hot path)."""
+        raise NotImplementedError
+
+    def on_control(self, kind: Relay, conn: int, payload: bytes) -> None:
+        """Any other message."""
+        raise NotImplementedError
