@@ -61,6 +61,14 @@ class ExpressionMessageFilter:
         else:
             self._selector = cached_selector(subscription.sub_string)
 
+    @property
+    def checks_tags(self) -> bool:
+        return self._codes is not None
+
+    @property
+    def checks_records(self) -> bool:
+        return self._selector is not None
+
     def is_matched_by_consume_queue(self, tags_code: int) -> bool:
         codes = self._codes
         return codes is None or _java_int(tags_code) in codes

@@ -230,6 +230,16 @@ cdef object MESSAGE_WAS_REMOVING = GetMessageStatus.MESSAGE_WAS_REMOVING
 cdef object FOUND = GetMessageStatus.FOUND
 
 
+cdef object _read(mapped, int64_t position, int64_t size):
+    """What ``MappedFile.read`` returns, without the method call."""
+    if position < 0 or size < 0 or position + size > <int64_t>mapped.wrote_position:
+        return None
+    try:
+        return mapped.mm[position:position + size]
+    except ValueError:  # the mapping was closed by the clean service
+        return None
+
+
 def collect(reads, result, units, int64_t offset, int64_t max_msg_nums, message_filter, int64_t memory):
     """Fill ``result`` with the records of ``units`` (read from queue offset ``offset``) that pass
     ``message_filter``, until ``max_msg_nums`` or the transfer limits."""
@@ -238,7 +248,9 @@ def collect(reads, result, units, int64_t offset, int64_t max_msg_nums, message_
     cdef int64_t bytes_in_disk, count_in_disk, bytes_in_memory, count_in_memory
     cdef list buffers = result.buffers
     cdef list queue_offsets = result.queue_offsets
-    cdef bint filtered = message_filter is not None
+    # A filter that passes everything (a subscription to "*") is not asked about each message.
+    cdef bint check_tags = message_filter is not None and message_filter.checks_tags
+    cdef bint check_records = message_filter is not None and message_filter.checks_records
     result.status = NO_MATCHED_MESSAGE
     commit_log = reads.commit_log
     config = reads.config
@@ -267,7 +279,7 @@ def collect(reads, result, units, int64_t offset, int64_t max_msg_nums, message_
             elif total_size + size > bytes_in_memory or count > count_in_memory - 1:
                 break
         read += 1
-        if filtered and not message_filter.is_matched_by_consume_queue(unit[2]):
+        if check_tags and not message_filter.is_matched_by_consume_queue(unit[2]):
             continue
         # What commit_log.get_message(physical, size) reads, with the file looked up once per file.
         if physical < 0:
@@ -277,14 +289,14 @@ def collect(reads, result, units, int64_t offset, int64_t max_msg_nums, message_
                 mapped = files.find_mapped_file_by_offset(physical)
                 if mapped is not None:
                     file_from = mapped.file_from_offset
-            record = None if mapped is None else mapped.read(physical % file_size, size)
+            record = None if mapped is None else _read(mapped, physical % file_size, size)
         if record is None:
             if not buffers:
                 result.status = MESSAGE_WAS_REMOVING
             next_file_start = physical + file_size - physical % file_size if physical >= 0 else \
                 commit_log.roll_next_file(physical)
             continue
-        if filtered and not message_filter.is_matched_by_commit_log(record):
+        if check_records and not message_filter.is_matched_by_commit_log(record):
             continue
         buffers.append(record)
         queue_offsets.append(offset + read - 1)

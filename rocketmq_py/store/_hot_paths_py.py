@@ -230,6 +230,9 @@ def collect(reads: StoreReads, result: GetMessageResult, units: Iterable[tuple[i
     last_physical = 0
     total_size = 0
     read = 0
+    # A filter that passes everything (a subscription to "*") is not asked about each message.
+    check_tags = message_filter is not None and message_filter.checks_tags
+    check_records = message_filter is not None and message_filter.checks_records
     for physical, size, tags_code in units:
         last_physical = physical
         if next_file_start is not None and physical < next_file_start:
@@ -247,7 +250,7 @@ def collect(reads: StoreReads, result: GetMessageResult, units: Iterable[tuple[i
                   or count > config.max_transfer_count_on_message_in_memory - 1):
                 break
         read += 1
-        if message_filter is not None and not message_filter.is_matched_by_consume_queue(tags_code):
+        if check_tags and not message_filter.is_matched_by_consume_queue(tags_code):  # type: ignore[union-attr]
             continue
         record = commit_log.get_message(physical, size)
         if record is None:
@@ -255,7 +258,7 @@ def collect(reads: StoreReads, result: GetMessageResult, units: Iterable[tuple[i
                 result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
             next_file_start = commit_log.roll_next_file(physical)
             continue
-        if message_filter is not None and not message_filter.is_matched_by_commit_log(record):
+        if check_records and not message_filter.is_matched_by_commit_log(record):  # type: ignore[union-attr]
             continue
         result.buffers.append(record)
         result.queue_offsets.append(offset + read - 1)

@@ -41,6 +41,14 @@ MIN_READ_CHUNK = 32
 class MessageFilter(Protocol):
     """Decides which messages a pull returns (Java's MessageFilter)."""
 
+    @property
+    def checks_tags(self) -> bool:
+        """False when every tags code passes: a pull then does not ask :meth:`is_matched_by_consume_queue`."""
+
+    @property
+    def checks_records(self) -> bool:
+        """False when every record passes: a pull then does not ask :meth:`is_matched_by_commit_log`."""
+
     def is_matched_by_consume_queue(self, tags_code: int) -> bool: ...
 
     def is_matched_by_commit_log(self, record: bytes) -> bool: ...
@@ -54,6 +62,14 @@ class TagCodeFilter:
 
     def __init__(self, codes: set[int] | frozenset[int] | None) -> None:
         self.codes = None if codes is None else frozenset(codes)
+
+    @property
+    def checks_tags(self) -> bool:
+        return self.codes is not None
+
+    @property
+    def checks_records(self) -> bool:
+        return False
 
     def is_matched_by_consume_queue(self, tags_code: int) -> bool:
         if self.codes is None:
