@@ -53,6 +53,9 @@ def test_manager_samples_on_java_periods_and_keys_by_topic_and_group():
     assert manager.item(TOPIC_PUT_NUMS, "T").in_hour().sum == 5  # the hour window samples every 10 minutes
     manager.on_topic_deleted("T")
     assert manager.item(TOPIC_PUT_NUMS, "T") is None and manager.item(GROUP_GET_NUMS, "T@G") is None
+    # A put after the deletion counts in a new item, from zero.
+    manager.on_put("T", 2, 200)
+    assert manager.item(TOPIC_PUT_NUMS, "T").value == 2 and manager.item("BROKER_PUT_NUMS", "C").value == 8
 
 
 def test_put_latency_histogram_uses_java_buckets():

@@ -41,13 +41,21 @@ class BrokerStatsManager:
         self.sets = {name: StatsItemSet(name) for name in STATS_NAMES}
         start = now_ms() if started_ms is None else started_ms
         self._due = {MINUTE_PERIOD_MS: start, HOUR_PERIOD_MS: start, DAY_PERIOD_MS: start}
+        #: Each topic's three items a put adds to, found once: a put is the broker's most frequent event.
+        #: Emptied whenever items are removed, so it never holds an item its set has dropped.
+        self._put_items: dict[str, tuple[StatsItem, StatsItem, StatsItem]] = {}
 
     def on_put(self, topic: str, messages: int, size: int) -> None:
-        sets = self.sets
-        sets[TOPIC_PUT_NUMS].add(topic, messages, 1)
-        sets[TOPIC_PUT_SIZE].add(topic, size, 1)
+        items = self._put_items.get(topic)
+        if items is None:
+            sets = self.sets
+            items = self._put_items[topic] = (sets[TOPIC_PUT_NUMS].item(topic), sets[TOPIC_PUT_SIZE].item(topic),
+                                              sets[BROKER_PUT_NUMS].item(self.cluster_name))
+        nums, sizes, broker = items
+        nums.add(messages, 1)
+        sizes.add(size, 1)
         # Java adds to the broker-wide items' value only, leaving their times at 0.
-        sets[BROKER_PUT_NUMS].add(self.cluster_name, messages, 0)
+        broker.add(messages, 0)
 
     def on_get(self, group: str, topic: str, messages: int, size: int, latency_ms: int) -> None:
         sets = self.sets
@@ -75,6 +83,7 @@ class BrokerStatsManager:
         return self.sets[stats_name].in_minute(stats_key)
 
     def on_topic_deleted(self, topic: str) -> None:
+        self._put_items.clear()
         prefix = topic + "@"
         for name in (TOPIC_PUT_NUMS, TOPIC_PUT_SIZE):
             self.sets[name].remove_where(lambda key: key == topic)
@@ -82,6 +91,7 @@ class BrokerStatsManager:
             self.sets[name].remove_where(lambda key: key.startswith(prefix))
 
     def on_group_deleted(self, group: str) -> None:
+        self._put_items.clear()
         suffix = "@" + group
         for name in (GROUP_GET_NUMS, GROUP_GET_SIZE, SNDBCK_PUT_NUMS, GROUP_GET_LATENCY):
             self.sets[name].remove_where(lambda key: key.endswith(suffix))

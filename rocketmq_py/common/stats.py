@@ -115,7 +115,7 @@ class StatsItemSet:
         return found
 
     def add(self, key: str, value: int, times: int) -> None:
-        # Every put adds to three items: the lookup inline, without a call to item() each time.
+        # Every pull adds to four items: the lookup inline, without a call to item() each time.
         item = self.items.get(key)
         if item is None:
             item = self.item(key)
