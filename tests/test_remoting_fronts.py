@@ -33,6 +33,7 @@ from rocketmq_py.remoting import (
     create_request,
     create_response,
 )
+from rocketmq_py.remoting.front import _FrontChannel
 from rocketmq_py.remoting.front_pool import FrontTransport, _ServerChannel
 from rocketmq_py.remoting.relay import Relay
 from rocketmq_py.remoting.tls import TlsConfig, TlsMode
@@ -339,14 +340,17 @@ async def test_the_server_end_holds_a_paused_connections_bytes_and_passes_on_the
     channel.data_received(message(Relay.DATA, 7, b"held") + message(Relay.DATA, 7, b"too"))
     assert connection.events[1:] == [("data", b"abc")]
     transport.resume_reading()
+    channel.data_received(message(Relay.DATA, 7, b"after"))  # before the held bytes are delivered
     await asyncio.sleep(0.01)
-    assert connection.events[1:] == [("data", b"abc"), ("data", b"held"), ("data", b"too")]
+    assert connection.events[1:] == [("data", b"abc"), ("data", b"held"), ("data", b"too"), ("data", b"after")]
+    channel.data_received(message(Relay.DATA, 7, b"direct"))
+    assert connection.events[-1] == ("data", b"direct")
     # Writes are blocked while the client's socket or the channel is full, and told once each way.
     channel.data_received(message(Relay.WRITE_PAUSED, 7))
     channel.pause_writing()
     channel.data_received(message(Relay.WRITE_RESUMED, 7))
     channel.resume_writing()
-    assert connection.events[4:] == [("pause_writing", None), ("resume_writing", None)]
+    assert connection.events[6:] == [("pause_writing", None), ("resume_writing", None)]
     transport.write(b"answer")
     transport.close()
     transport.write(b"dropped: the connection is closing")
@@ -356,7 +360,46 @@ async def test_the_server_end_holds_a_paused_connections_bytes_and_passes_on_the
     channel.data_received(message(Relay.LOST, 7, b'{"error":"reset"}'))
     assert connection.events[-1][0] == "lost" and str(connection.events[-1][1]) == "reset"
     channel.data_received(message(Relay.DATA, 7, b"late"))  # for a connection that is gone: dropped
-    assert len(connection.events) == 7
+    assert len(connection.events) == 9
     # A message of an unknown kind breaks the channel: it is aborted, and nothing after it is read.
     channel.data_received(bytes([99]) + struct.pack(">II", 0, 0) + opened)
     assert out.aborted and len(made) == 1
+
+
+class FakeClientTransport(FakeTransport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = True
+
+    def pause_reading(self) -> None:
+        self.reading = False
+
+    def resume_reading(self) -> None:
+        self.reading = True
+
+    def write(self, data: bytes) -> None:
+        self.written.append(bytes(data))
+
+
+async def test_a_front_reads_a_client_only_while_neither_the_server_nor_the_channel_stops_it() -> None:
+    front = _FrontChannel()
+    front.connection_made(FakeTransport())  # type: ignore[arg-type]
+    first, second = front.new_client(), front.new_client()
+    for client in (first, second):
+        client.transport = FakeClientTransport()  # type: ignore[assignment]
+        front.opened(client, {})
+    front.data_received(message(Relay.PAUSE_READING, first.conn))
+    assert (first.transport.reading, second.transport.reading) == (False, True)  # type: ignore[union-attr]
+    # The channel to the server fills, then drains: the client the server paused stays paused.
+    front.pause_writing()
+    assert (first.transport.reading, second.transport.reading) == (False, False)  # type: ignore[union-attr]
+    front.resume_writing()
+    assert (first.transport.reading, second.transport.reading) == (False, True)  # type: ignore[union-attr]
+    # The server resumes it while the channel is full: it waits for the channel.
+    front.pause_writing()
+    front.data_received(message(Relay.RESUME_READING, first.conn))
+    assert first.transport.reading is False  # type: ignore[union-attr]
+    front.resume_writing()
+    assert first.transport.reading is True  # type: ignore[union-attr]
+    front.data_received(message(Relay.DATA, second.conn, b"answer"))
+    assert second.transport.written == [b"answer"]  # type: ignore[union-attr]

@@ -35,6 +35,9 @@ class _ClientRelay(asyncio.Protocol):
         self.front = front
         self.conn = conn
         self.transport: asyncio.Transport | None = None
+        #: The server asked to stop reading this client (its answers are not read).
+        self.paused_by_server = False
+        self.reading = True
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
@@ -89,8 +92,19 @@ class _FrontChannel(RelayChannel):
     def opened(self, client: _ClientRelay, info: dict[str, Any]) -> None:
         self.clients[client.conn] = client
         self.send(Relay.OPENED, client.conn, control(info))
-        if self._reading_paused and client.transport is not None:
-            client.transport.pause_reading()
+        self._read_or_not(client)
+
+    def _read_or_not(self, client: _ClientRelay) -> None:
+        """Read a client unless the server paused it or the channel to the server is full."""
+        transport = client.transport
+        reading = not (self._reading_paused or client.paused_by_server)
+        if transport is None or transport.is_closing() or reading == client.reading:
+            return
+        client.reading = reading
+        if reading:
+            transport.resume_reading()
+        else:
+            transport.pause_reading()
 
     def lost(self, client: _ClientRelay, exc: Exception | None) -> None:
         if self.clients.pop(client.conn, None) is not None:
@@ -121,10 +135,10 @@ class _FrontChannel(RelayChannel):
             return
         elif kind is Relay.CLOSE:
             transport.close()
-        elif kind is Relay.PAUSE_READING:
-            transport.pause_reading()
-        elif kind is Relay.RESUME_READING:
-            transport.resume_reading()
+        elif kind is Relay.PAUSE_READING or kind is Relay.RESUME_READING:
+            assert client is not None
+            client.paused_by_server = kind is Relay.PAUSE_READING
+            self._read_or_not(client)
         else:
             _log.warning("the server sent a %s message, which a front does not take", kind.name)
 
@@ -159,14 +173,12 @@ class _FrontChannel(RelayChannel):
         # The server reads slower than the clients write: stop reading them until it catches up.
         self._reading_paused = True
         for client in self.clients.values():
-            if client.transport is not None and not client.transport.is_closing():
-                client.transport.pause_reading()
+            self._read_or_not(client)
 
     def resume_writing(self) -> None:
         self._reading_paused = False
         for client in self.clients.values():
-            if client.transport is not None and not client.transport.is_closing():
-                client.transport.resume_reading()
+            self._read_or_not(client)
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)

@@ -95,25 +95,23 @@ class FrontTransport(asyncio.Transport):
         a socket's unread bytes wait in the kernel, and these must not be served meanwhile either."""
         if self._reading and not self._closing:
             self._reading = False
-            self._channel.hold(self._conn, self._held.append)
+            self._channel.route(self._conn, self._held.append)
             self._channel.send(Relay.PAUSE_READING, self._conn)
 
     def resume_reading(self) -> None:
         if not self._reading and not self._closing:
             self._reading = True
             self._channel.send(Relay.RESUME_READING, self._conn)
-            if self.protocol is not None:
-                self._channel.hold(self._conn, self.protocol.data_received)
-                if self._held:
-                    asyncio.get_running_loop().call_soon(self._deliver_held)
+            # What was held goes first (in the next loop pass, not inside the caller's callback), and bytes
+            # that come meanwhile are held behind it, so the stream stays in order.
+            asyncio.get_running_loop().call_soon(self._deliver_held)
 
     def _deliver_held(self) -> None:
-        held, self._held = self._held, []
-        for data in held:
-            if self._reading and self.protocol is not None and not self._closing:
-                self.protocol.data_received(data)
-            else:
-                self._held.append(data)
+        held = self._held
+        while held and self._reading and not self._closing and self.protocol is not None:
+            self.protocol.data_received(held.pop(0))
+        if not held and self._reading and not self._closing and self.protocol is not None:
+            self._channel.route(self._conn, self.protocol.data_received)
 
     def is_reading(self) -> bool:
         return self._reading
@@ -162,7 +160,7 @@ class _ServerChannel(RelayChannel):
         #: Each connection's data_received, looked up once per DATA message.
         self._receivers: dict[int, Callable[[bytes], None]] = {}
 
-    def hold(self, conn: int, receiver: Callable[[bytes], None]) -> None:
+    def route(self, conn: int, receiver: Callable[[bytes], None]) -> None:
         """Send connection ``conn``'s bytes to ``receiver`` from now on."""
         if conn in self._receivers:
             self._receivers[conn] = receiver
@@ -244,7 +242,7 @@ class FrontPool:
     @property
     def pids(self) -> list[int]:
         """The process ids of the running fronts."""
-        return [process.pid for process in self._processes.values()]
+        return [process.pid for process in self._processes.values() if process.returncode is None]
 
     async def start(self, host: str, port: int) -> int:
         """Reserve ``host:port`` (port 0 picks one), start the fronts on it; returns the port."""
