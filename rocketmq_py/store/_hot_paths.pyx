@@ -230,16 +230,6 @@ cdef object MESSAGE_WAS_REMOVING = GetMessageStatus.MESSAGE_WAS_REMOVING
 cdef object FOUND = GetMessageStatus.FOUND
 
 
-cdef object _read(mapped, int64_t position, int64_t size):
-    """What ``MappedFile.read`` returns, without the method call."""
-    if position < 0 or size < 0 or position + size > <int64_t>mapped.wrote_position:
-        return None
-    try:
-        return mapped.mm[position:position + size]
-    except ValueError:  # the mapping was closed by the clean service
-        return None
-
-
 def collect(reads, result, units, int64_t offset, int64_t max_msg_nums, message_filter, int64_t memory):
     """Fill ``result`` with the records of ``units`` (read from queue offset ``offset``) that pass
     ``message_filter``, until ``max_msg_nums`` or the transfer limits."""
@@ -289,7 +279,7 @@ def collect(reads, result, units, int64_t offset, int64_t max_msg_nums, message_
                 mapped = files.find_mapped_file_by_offset(physical)
                 if mapped is not None:
                     file_from = mapped.file_from_offset
-            record = None if mapped is None else _read(mapped, physical % file_size, size)
+            record = None if mapped is None else mapped.read(physical % file_size, size)
         if record is None:
             if not buffers:
                 result.status = MESSAGE_WAS_REMOVING
