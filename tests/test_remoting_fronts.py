@@ -377,6 +377,9 @@ class FakeClientTransport(FakeTransport):
     def resume_reading(self) -> None:
         self.reading = True
 
+    def is_reading(self) -> bool:
+        return self.reading
+
     def write(self, data: bytes) -> None:
         self.written.append(bytes(data))
 

@@ -4,10 +4,9 @@ each of ``--connections`` connections, so the broker, not the sender, is the lim
 The frames and the connection protocol are the compat harness's (compat-tests/harness/pipelined.py), which
 compat tests use to saturate a broker; the sender spends a few microseconds per message. It reports, for the measurement
 window after ``--warmup`` seconds: the messages the broker accepted (sends) or returned (pulls), the
-SYSTEM_BUSY and other refusals, the broker's CPU time from ``/proc/<broker-pid>/stat`` (with its child processes, our broker's fronts)
-and its own; with
-``--probe``, the p50/p99 response times of GET_MAX_OFFSET, HEART_BEAT and QUERY_CONSUMER_OFFSET asked
-on another connection meanwhile (one of each every 20 ms).
+SYSTEM_BUSY and other refusals, the broker's CPU time from ``/proc/<broker-pid>/stat`` (with its child
+processes, our broker's fronts) and its own; with ``--probe``, the p50/p99 response times of GET_MAX_OFFSET,
+HEART_BEAT and QUERY_CONSUMER_OFFSET asked on another connection meanwhile (one of each every 20 ms).
 
     python pipelined_sender.py --addr 127.0.0.1:10911 --broker-pid 1234 --topic T --mode single|batch|pull
 """

@@ -42,7 +42,7 @@ class BrokerStatsManager:
         start = now_ms() if started_ms is None else started_ms
         self._due = {MINUTE_PERIOD_MS: start, HOUR_PERIOD_MS: start, DAY_PERIOD_MS: start}
         #: Each topic's three items a put adds to, found once: a put is the broker's most frequent event.
-        #: Emptied whenever items are removed, so it never holds an item its set has dropped.
+        #: Emptied when a topic's items are removed, so it never holds an item its set has dropped.
         self._put_items: dict[str, tuple[StatsItem, StatsItem, StatsItem]] = {}
 
     def on_put(self, topic: str, messages: int, size: int) -> None:
@@ -91,7 +91,6 @@ class BrokerStatsManager:
             self.sets[name].remove_where(lambda key: key.startswith(prefix))
 
     def on_group_deleted(self, group: str) -> None:
-        self._put_items.clear()
         suffix = "@" + group
         for name in (GROUP_GET_NUMS, GROUP_GET_SIZE, SNDBCK_PUT_NUMS, GROUP_GET_LATENCY):
             self.sets[name].remove_where(lambda key: key.endswith(suffix))

@@ -37,7 +37,6 @@ class _ClientRelay(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         #: The server asked to stop reading this client (its answers are not read).
         self.paused_by_server = False
-        self.reading = True
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
@@ -98,9 +97,8 @@ class _FrontChannel(RelayChannel):
         """Read a client unless the server paused it or the channel to the server is full."""
         transport = client.transport
         reading = not (self._reading_paused or client.paused_by_server)
-        if transport is None or transport.is_closing() or reading == client.reading:
+        if transport is None or transport.is_closing() or reading == transport.is_reading():
             return
-        client.reading = reading
         if reading:
             transport.resume_reading()
         else:

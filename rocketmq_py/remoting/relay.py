@@ -108,7 +108,7 @@ class RelayChannel(asyncio.Protocol):
         self._buffered(size)
 
     def _buffered(self, size: int) -> None:
-        self._out_bytes += size + _HEAD.size
+        self._out_bytes += size + _HEAD_SIZE
         if self._out_bytes >= _FLUSH_AT_BYTES:
             self.flush()
         elif not self._flush_pending:
