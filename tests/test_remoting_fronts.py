@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from conftest_cluster import wait_until
 from conftest_remoting import CALL_BACK, CLIENT_CHECK, ECHO, ServerState, build_processors
 from conftest_tls import KeyPair, make_key_pair
 
@@ -65,14 +66,6 @@ def alive(pid: int) -> bool:
         return False
 
 
-async def wait_until(predicate, timeout_s: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.02)
-
-
 async def read_command(reader: asyncio.StreamReader) -> RemotingCommand:
     (length,) = struct.unpack(">i", await reader.readexactly(4))
     return codec.decode_frame(await reader.readexactly(length))
@@ -100,7 +93,7 @@ async def test_clients_are_served_through_the_fronts_and_registered_with_their_o
     finally:
         for client in clients:
             await client.shutdown()
-    await wait_until(lambda: not server.connections)
+    await wait_until(lambda: not server.connections, timeout=10)
 
 
 async def test_the_server_calls_a_client_back_through_its_front(server: RemotingServer) -> None:
@@ -158,19 +151,20 @@ async def test_a_peer_that_does_not_read_is_throttled_then_served(state: ServerS
         frames = b"".join(codec.encode_command(create_request(ECHO, {"i": str(i)}, bytes([i]) * megabyte))
                           for i in range(48))
         sending = loop.run_in_executor(None, sock.sendall, frames)
-        await wait_until(lambda: bool(server.connections))
+        await wait_until(lambda: bool(server.connections), timeout=10)
         transport = server.connections[0]._transport
         assert isinstance(transport, FrontTransport)
         # The front's buffer for this client passes its high watermark (set from the server's config), the
         # front says so, and the server's connection stops writing and reading.
-        await wait_until(lambda: transport.client_blocked)
+        await wait_until(lambda: transport.client_blocked, timeout=10)
         assert server.connections[0].writing_paused and not transport.is_reading()
         responses = await loop.run_in_executor(None, receive_commands, sock, 48)
         await asyncio.wait_for(sending, 10)
         numbers = sorted(int((r.ext_fields or {})["i"]) for r in responses)
         assert numbers == list(range(48))
         assert all(r.body == bytes([int((r.ext_fields or {})["i"])]) * megabyte for r in responses)
-        await wait_until(lambda: not server.connections[0].writing_paused and transport.is_reading())
+        await wait_until(lambda: not server.connections[0].writing_paused and transport.is_reading(),
+                         timeout=10)
     finally:
         sock.close()
         await server.shutdown()
@@ -183,7 +177,8 @@ async def test_a_killed_front_takes_only_its_clients_and_is_started_again(server
             assert (await client.invoke(server.address, create_request(ECHO), 5000)).code == 0
         victim = server.front_pids[0]
         os.kill(victim, signal.SIGKILL)
-        await wait_until(lambda: len(server.front_pids) == FRONTS and victim not in server.front_pids)
+        await wait_until(lambda: len(server.front_pids) == FRONTS and victim not in server.front_pids,
+                         timeout=10)
         new_front = [pid for pid in server.front_pids if pid != victim]
         assert all(alive(pid) for pid in new_front)
         # Every client is served again: those of the killed front on a new connection.
