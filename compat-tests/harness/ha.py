@@ -12,12 +12,11 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 from . import wire
-from .processes import _die_with_parent, broker_config, free_broker_port, write_properties
+from .processes import broker_config, die_with_parent, free_broker_port, write_properties
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 GET_BROKER_RUNTIME_INFO = 28
@@ -68,11 +67,10 @@ class PyBroker:
                                              namesrv_addr=self.namesrv_addr, port=self.port,
                                              store_dir=self.store_dir, extra=self.extra_config))
         self._log = open(self.log_path, "ab")
-        in_main = threading.current_thread() is threading.main_thread()
-        self.proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", "broker", "-c", str(conf)],
+        argv = [sys.executable, "-m", "rocketmq_py", "broker", "-c", str(conf)]
+        self.proc = subprocess.Popen(die_with_parent(argv),
                                      stdout=self._log, stderr=subprocess.STDOUT, cwd=self.workdir,
-                                     env=dict(os.environ, PYTHONPATH=str(ROOT)), stdin=subprocess.DEVNULL,
-                                     preexec_fn=_die_with_parent if in_main else None)
+                                     env=dict(os.environ, PYTHONPATH=str(ROOT)), stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -200,13 +201,18 @@ def _argfile_quote(arg: str) -> str:
     return arg
 
 
-def _die_with_parent() -> None:  # runs in the child before exec
-    try:
-        import ctypes
+def die_with_parent(cmd: list[str]) -> list[str]:
+    """``cmd`` prefixed so the kernel kills it when the thread that starts it exits (PR_SET_PDEATHSIG).
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
+    setpriv sets the signal and then execs ``cmd``, so no Python runs in the forked child: a
+    ``preexec_fn`` does, and gRPC's fork handlers (the Spark Connect client's threads live in the
+    test process) then abort the child with "epoll_wait error: Bad file descriptor". Only a start
+    from the main thread is tied, since the signal follows the starting thread, not the process.
+    """
+    setpriv = shutil.which("setpriv")  # util-linux, on every Debian machine
+    if setpriv is None or threading.current_thread() is not threading.main_thread():
+        return cmd
+    return [setpriv, "--pdeathsig", "KILL", "--", *cmd]
 
 
 def tail(path: Path, lines: int = 40) -> str:
@@ -363,12 +369,10 @@ class _JvmProcess(ManagedProcess):
         console = open(self.workdir / "console.log", "ab")
         console.write(f"\n{START_MARK} {time.strftime('%H:%M:%S')}: {' '.join(cmd)}\n".encode())
         console.flush()
-        main_thread = threading.current_thread() is threading.main_thread()
         t0 = time.monotonic()
         try:
-            self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
-                                         stdout=console, stderr=subprocess.STDOUT, start_new_session=True,
-                                         preexec_fn=_die_with_parent if main_thread else None)
+            self.proc = subprocess.Popen(die_with_parent(cmd), cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
+                                         stdout=console, stderr=subprocess.STDOUT, start_new_session=True)
         finally:
             console.close()
         _register(self)

@@ -6,14 +6,13 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 
 from . import wire
 from .cpu import descendants
-from .processes import _die_with_parent, free_broker_port, free_port, write_properties
+from .processes import die_with_parent, free_broker_port, free_port, write_properties
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -65,10 +64,8 @@ class _PythonProcess:
     def _spawn(self, argv: list[str]) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")
-        in_main_thread = threading.current_thread() is threading.main_thread()
-        self.proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", *argv], stdout=self._log,
-                                     stderr=subprocess.STDOUT, env=_env(), cwd=self.workdir,
-                                     preexec_fn=_die_with_parent if in_main_thread else None)
+        self.proc = subprocess.Popen(die_with_parent([sys.executable, "-m", "rocketmq_py", *argv]),
+                                     stdout=self._log, stderr=subprocess.STDOUT, env=_env(), cwd=self.workdir)
 
     def _wait_until(self, ready, timeout_s: float = 60.0) -> None:
         deadline = time.monotonic() + timeout_s
