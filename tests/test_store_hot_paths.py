@@ -77,7 +77,7 @@ def _collect(module, store: MessageStore, queue_id: int, offset: int, max_msg_nu
     else:
         message_filter = TagCodeFilter(codes)
     module.collect(store, result, units, offset, max_msg_nums, message_filter, memory)
-    return (result.status, result.next_begin_offset, result.buffers, result.queue_offsets,
+    return (result.status, result.next_begin_offset, result.body, result.queue_offsets,
             result.suggest_pulling_from_slave)
 
 

@@ -49,6 +49,11 @@ async def test_pull_statuses_and_next_offsets(store):
         GetMessageStatus.FOUND, 3, 0, 3)
     assert bodies(found) == [b"m1", b"m2"]
     assert found.queue_offsets == [1, 2]
+    # The records one by one, as stored, and the body is them back to back.
+    records = [store.commit_log.get_record(offset) for offset in
+               (store.get_commit_log_offset_in_queue("T", 0, index) for index in (1, 2))]
+    assert found.buffers == records and found.body == b"".join(records)
+    assert (found.message_count, found.buffer_total_size) == (2, len(found.body))
     one = store.get_messages("g", "T", 0, 3, 32)
     assert (one.status, one.next_begin_offset) == (GetMessageStatus.OFFSET_OVERFLOW_ONE, 3)
     badly = store.get_messages("g", "T", 0, 9, 32)

@@ -129,8 +129,7 @@ class TransactionalMessageService:
         result = self.broker.store.get_messages(CHECK_GROUP, topic, queue_id, offset, count)
         messages = []
         if result.status == GetMessageStatus.FOUND:
-            for record in result.buffers:
-                messages.extend(codec.decode_store_records(record, decompress_body=False))
+            messages = codec.decode_store_records(result.body, decompress_body=False)
         return result.status, result.next_begin_offset, messages
 
     def _op_removals(self, queue_id: int, op_offset: int, half_offset: int, removed: dict[int, int],

@@ -1,7 +1,6 @@
 """Typed API of the store's compiled hot paths (``_hot_paths.pyx``); the pure-Python twin ``_hot_paths_py``
 matches it."""
-from typing import Iterable
-
+from rocketmq_py.store.consume_queue import UnitWindow
 from rocketmq_py.store.message_store import MessageStore
 from rocketmq_py.store.reads import MessageFilter, StoreReads
 from rocketmq_py.store.results import GetMessageResult
@@ -16,5 +15,5 @@ def append_in_place(store: MessageStore, topic: str, topic_bytes: bytes, queue_i
 def set_queue_id(records: bytearray, queue_id: int) -> None: ...
 def append_batch_in_place(store: MessageStore, topic: str, queue_id: int, records: bytearray,
                           count: int) -> tuple[int, int, int, int, list[int]] | None: ...
-def collect(reads: StoreReads, result: GetMessageResult, units: Iterable[tuple[int, int, int]], offset: int,
+def collect(reads: StoreReads, result: GetMessageResult, units: UnitWindow, offset: int,
             max_msg_nums: int, message_filter: MessageFilter | None, memory: int) -> None: ...

@@ -18,13 +18,13 @@ filter, within Java's transfer limits (Java's DefaultMessageStore.getMessage loo
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from rocketmq_py.store import layout
 from rocketmq_py.store.results import GetMessageStatus
 
 if TYPE_CHECKING:
-    from rocketmq_py.store.consume_queue import ConsumeQueue
+    from rocketmq_py.store.consume_queue import ConsumeQueue, UnitWindow
     from rocketmq_py.store.message_store import MessageStore
     from rocketmq_py.store.reads import MessageFilter, StoreReads
     from rocketmq_py.store.results import GetMessageResult
@@ -217,11 +217,12 @@ def append_batch_in_place(store: MessageStore, topic: str, queue_id: int, record
     return physical, len(records), queue_offset, store_timestamp, offsets
 
 
-def collect(reads: StoreReads, result: GetMessageResult, units: Iterable[tuple[int, int, int]], offset: int,
+def collect(reads: StoreReads, result: GetMessageResult, units: UnitWindow, offset: int,
             max_msg_nums: int, message_filter: MessageFilter | None, memory: int) -> None:
     """Fill ``result`` with the records of ``units`` (read from queue offset ``offset``) that pass
     ``message_filter``, until ``max_msg_nums`` or the transfer limits; ``memory`` is the byte distance
-    behind the CommitLog's end past which data is taken to be on disk (the smaller limits apply)."""
+    behind the CommitLog's end past which data is taken to be on disk (the smaller limits apply).
+    The records go into ``result.body`` back to back."""
     result.status = GetMessageStatus.NO_MATCHED_MESSAGE
     commit_log = reads.commit_log
     config = reads.config
@@ -230,6 +231,7 @@ def collect(reads: StoreReads, result: GetMessageResult, units: Iterable[tuple[i
     last_physical = 0
     total_size = 0
     read = 0
+    records: list[bytes] = []
     # A filter that passes everything (a subscription to "*") is not asked about each message.
     check_tags = message_filter is not None and message_filter.checks_tags
     check_records = message_filter is not None and message_filter.checks_records
@@ -238,7 +240,7 @@ def collect(reads: StoreReads, result: GetMessageResult, units: Iterable[tuple[i
         if next_file_start is not None and physical < next_file_start:
             read += 1
             continue
-        count = len(result.buffers)
+        count = len(records)
         if count:
             if max_msg_nums <= count:
                 break
@@ -254,16 +256,17 @@ def collect(reads: StoreReads, result: GetMessageResult, units: Iterable[tuple[i
             continue
         record = commit_log.get_message(physical, size)
         if record is None:
-            if not result.buffers:
+            if not records:
                 result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
             next_file_start = commit_log.roll_next_file(physical)
             continue
         if check_records and not message_filter.is_matched_by_commit_log(record):  # type: ignore[union-attr]
             continue
-        result.buffers.append(record)
+        records.append(record)
         result.queue_offsets.append(offset + read - 1)
         total_size += size
         result.status = GetMessageStatus.FOUND
         next_file_start = None
+    result.body = b"".join(records)
     result.next_begin_offset = offset + read
     result.suggest_pulling_from_slave = max_physical - last_physical > memory

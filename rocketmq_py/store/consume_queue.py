@@ -113,8 +113,7 @@ class ConsumeQueue:
         except ValueError:  # deleted meanwhile
             return None
 
-    def read_units_lazily(self, start_index: int, max_bytes: int,
-                          chunk_units: int) -> Iterator[tuple[int, int, int]] | None:
+    def read_units_lazily(self, start_index: int, max_bytes: int, chunk_units: int) -> UnitWindow | None:
         """The units :meth:`read_units` gives, read ``chunk_units`` at a time as the caller iterates.
 
         A pull reads a window of up to 16 000 bytes (800 units, room for filtering) but mostly takes the first
@@ -125,26 +124,9 @@ class ConsumeQueue:
         if window is None:
             return None
         mapped, position, limit = window
-        chunk_units = max(1, chunk_units)
-        try:  # the first chunk now, so that a file deleted meanwhile gives None, as read_units does
-            first = layout.cq_read_units(mapped.mm, position, min(limit, position + chunk_units * UNIT), chunk_units)
-        except ValueError:
-            return None
-        return self._chunks(mapped, first, position + len(first) * UNIT, limit, chunk_units)
-
-    @staticmethod
-    def _chunks(mapped: MappedFile, units: list[tuple[int, int, int]], position: int, limit: int,
-                chunk_units: int) -> Iterator[tuple[int, int, int]]:
-        while True:
-            yield from units
-            if len(units) < chunk_units or position >= limit:
-                return
-            try:
-                units = layout.cq_read_units(mapped.mm, position, min(limit, position + chunk_units * UNIT),
-                                             chunk_units)
-            except ValueError:  # deleted meanwhile: the units read so far stand
-                return
-            position += len(units) * UNIT
+        units = UnitWindow(mapped, position, limit, chunk_units)
+        # The first chunk now, so that a file deleted meanwhile gives None, as read_units does.
+        return units if units.read_ahead() else None
 
     def unit_at(self, index: int) -> tuple[int, int, int] | None:
         units = self.read_units(index, UNIT)
@@ -262,3 +244,53 @@ class ConsumeQueue:
         self.max_physic_offset = -1
         self.min_logic_offset = 0
         self.queue.destroy()
+
+
+class UnitWindow:
+    """The units of one ConsumeQueue file in ``[position, limit)``, read ``chunk_units`` at a time.
+
+    Iterating gives ``(offset, size, tags_code)`` tuples. The compiled pull takes the chunks as stored
+    instead (:meth:`next_chunk`) and reads the units out of them without a tuple each. Either way a
+    window is read once, and a file deleted before a chunk is read ends the window there (the units
+    read so far stand).
+    """
+
+    __slots__ = ("_mapped", "_position", "_limit", "_chunk_bytes", "_ahead", "_done")
+
+    def __init__(self, mapped: MappedFile, position: int, limit: int, chunk_units: int) -> None:
+        self._mapped = mapped
+        self._position = position
+        self._limit = limit
+        self._chunk_bytes = max(1, chunk_units) * UNIT
+        self._ahead: bytes | None = None
+        self._done = False
+
+    def read_ahead(self) -> bool:
+        """Read the first chunk now; False when the file was deleted meanwhile."""
+        self._ahead = self._read()
+        return self._ahead is not None
+
+    def next_chunk(self) -> bytes | None:
+        """The next whole units as stored (up to ``chunk_units`` of them), or None after the last."""
+        chunk, self._ahead = self._ahead, None
+        if chunk is None:
+            chunk = self._read()
+        return chunk
+
+    def _read(self) -> bytes | None:
+        if self._done:
+            return None
+        position = self._position
+        length = min(self._chunk_bytes, (self._limit - position) // UNIT * UNIT)
+        try:
+            chunk = self._mapped.mm[position:position + length]
+        except ValueError:  # the mapping was closed by the clean service
+            chunk = b""
+        self._position = position + len(chunk)
+        # A short chunk is the window's last, as a whole one that reaches the limit is.
+        self._done = len(chunk) < self._chunk_bytes or self._position >= self._limit
+        return chunk or None
+
+    def __iter__(self) -> Iterator[tuple[int, int, int]]:
+        while (chunk := self.next_chunk()) is not None:
+            yield from layout.cq_read_units(chunk, 0, len(chunk), len(chunk) // UNIT)

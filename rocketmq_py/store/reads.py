@@ -9,7 +9,7 @@ by tag code on the unit (and optionally on the record), and stop at
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterable, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 from rocketmq_py.store import hot_paths
@@ -20,7 +20,7 @@ from rocketmq_py.store.results import GetMessageResult, GetMessageStatus, QueryM
 if TYPE_CHECKING:
     from rocketmq_py.store.commit_log import CommitLog
     from rocketmq_py.store.config import MessageStoreConfig
-    from rocketmq_py.store.consume_queue import ConsumeQueue
+    from rocketmq_py.store.consume_queue import ConsumeQueue, UnitWindow
     from rocketmq_py.store.index import IndexService
     from rocketmq_py.store.schedule import ScheduleMessageService
 
@@ -133,7 +133,7 @@ class StoreReads:
                 self._collect(result, units, offset, max_msg_nums, message_filter)
         return result
 
-    def _collect(self, result: GetMessageResult, units: Iterable[tuple[int, int, int]], offset: int, max_msg_nums: int,
+    def _collect(self, result: GetMessageResult, units: UnitWindow, offset: int, max_msg_nums: int,
                  message_filter: MessageFilter | None) -> None:
         memory = TOTAL_PHYSICAL_MEMORY * self.config.access_message_in_memory_max_ratio // 100
         hot_paths.collect(self, result, units, offset, max_msg_nums, message_filter, memory)

@@ -81,24 +81,32 @@ class GetMessageResult:
     next_begin_offset: int = 0
     min_offset: int = 0
     max_offset: int = 0
-    #: The records found, each one CommitLog record exactly as stored.
-    buffers: list[bytes] = field(default_factory=list)
-    #: The ConsumeQueue offset of each record in ``buffers``.
+    #: The records found, back to back, each exactly as stored: the body of a PULL_MESSAGE response.
+    #: A pull gathers them straight into this one buffer rather than copying each out and joining the copies.
+    body: bytes = b""
+    #: The ConsumeQueue offset of each record in ``body``.
     queue_offsets: list[int] = field(default_factory=list)
     suggest_pulling_from_slave: bool = False
 
     @property
     def message_count(self) -> int:
-        return len(self.buffers)
+        return len(self.queue_offsets)
 
     @property
     def buffer_total_size(self) -> int:
-        return sum(len(b) for b in self.buffers)
+        return len(self.body)
 
     @property
-    def body(self) -> bytes:
-        """The records back to back: the body of a PULL_MESSAGE response."""
-        return b"".join(self.buffers)
+    def buffers(self) -> list[bytes]:
+        """The records of ``body`` one by one, cut where each record's leading TOTALSIZE says it ends."""
+        records = []
+        body = self.body
+        position = 0
+        while position < len(body):
+            size = int.from_bytes(body[position:position + 4], "big")
+            records.append(body[position:position + size])
+            position += size
+        return records
 
 
 @dataclass
