@@ -13,6 +13,7 @@ from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.remoting import RemotingClient, create_request
 from rocketmq_py.store.commit_log import now_ms
 
+from conftest_cluster import wait_until
 from conftest_lanes import heartbeat_body, lone_broker, send_request
 
 TOPIC = "LaneTopic"
@@ -33,14 +34,6 @@ def gate_the_store(broker) -> asyncio.Event:
     return gate
 
 
-async def wait_until(condition, timeout_s: float = 60.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while not condition():
-        assert loop.time() < deadline, "the condition did not come true in time"
-        await asyncio.sleep(0.01)
-
-
 @pytest.fixture
 async def client():
     remoting = RemotingClient()
@@ -54,7 +47,7 @@ async def test_admin_offset_and_heartbeat_requests_do_not_queue_behind_sends(tmp
         assert (await client.invoke(addr, send_request(TOPIC), 10_000)).code == ResponseCode.SUCCESS
         gate = gate_the_store(broker)
         sends = [asyncio.ensure_future(client.invoke(addr, send_request(TOPIC), 120_000)) for _ in range(1024)]
-        await wait_until(lambda: broker.lanes.send.size > 0)
+        await wait_until(lambda: broker.lanes.send.size > 0, timeout=60.0)
         fields = {"topic": TOPIC, "queueId": "0"}
         max_offset = await client.invoke(addr, create_request(RequestCode.GET_MAX_OFFSET, fields), 60_000)
         assert (max_offset.code, max_offset.ext_fields["offset"]) == (ResponseCode.SUCCESS, "1")
@@ -77,11 +70,11 @@ async def test_a_send_that_waited_too_long_gets_system_busy_and_is_not_stored(tm
         gate = gate_the_store(broker)
         sends = [asyncio.ensure_future(client.invoke(addr, send_request(TOPIC), 120_000)) for _ in range(100)]
         queued = 100 - SEND_WORKERS  # every worker holds a send at the gate, the rest wait in the lane
-        await wait_until(lambda: broker.lanes.send.size == queued)
+        await wait_until(lambda: broker.lanes.send.size == queued, timeout=60.0)
         broker.config.wait_time_mills_in_send_queue = 50  # as UPDATE_BROKER_CONFIG would set it
         broker.on_config_updated()
         # The sweep refuses the queued sends once they are 50 ms old, while every worker is still at the gate.
-        await wait_until(lambda: broker.lanes.send.refused["timeout"] == queued)
+        await wait_until(lambda: broker.lanes.send.refused["timeout"] == queued, timeout=60.0)
         gate.set()
         answers = await asyncio.gather(*sends)
         busy = [a for a in answers if a.code == ResponseCode.SYSTEM_BUSY]
@@ -101,9 +94,9 @@ async def test_page_cache_busy_refuses_sends_as_java_does(tmp_path, client):
         gate = gate_the_store(broker)
         sends = [asyncio.ensure_future(client.invoke(addr, send_request(TOPIC), 60_000))
                  for _ in range(SEND_WORKERS + 3)]
-        await wait_until(lambda: broker.lanes.send.size == 3)
+        await wait_until(lambda: broker.lanes.send.size == 3, timeout=60.0)
         broker.store.commit_log.begin_time_in_lock = now_ms() - 5_000  # a put stuck in the lock for 5 s
-        await wait_until(lambda: broker.lanes.send.refused["pcbusy"] == 3)
+        await wait_until(lambda: broker.lanes.send.refused["pcbusy"] == 3, timeout=60.0)
         gate.set()
         answers = await asyncio.gather(*sends)
         remarks = sorted({(answer.code, answer.remark.split("]")[0] + "]") for answer in answers})

@@ -13,6 +13,7 @@ from rocketmq_py.remoting import Lane, RemotingClient, RemotingServer, RequestCo
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode, create_response
 from rocketmq_py.remoting.lanes import OVERLOAD_REMARK
 
+from conftest_cluster import wait_until
 from conftest_remoting import ECHO, ServerState, build_processors
 
 LANED = 300  # waits at the gate like GATED, but in the lane
@@ -43,14 +44,6 @@ async def serve(state: ServerState, lane: Lane):
     return server
 
 
-async def wait_until(condition, timeout_s: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while not condition():
-        assert loop.time() < deadline, "the condition did not come true in time"
-        await asyncio.sleep(0.01)
-
-
 @pytest.fixture
 async def client():
     remoting = RemotingClient()
@@ -65,7 +58,7 @@ async def test_requests_outside_the_lane_are_answered_while_it_is_blocked(client
     try:
         queued = [asyncio.ensure_future(client.invoke(server.address, create_request(LANED, remark=str(i)), 60_000))
                   for i in range(200)]
-        await wait_until(lambda: state.gated_running == 4 and lane.size == 196)
+        await wait_until(lambda: state.gated_running == 4 and lane.size == 196, timeout=30.0)
         answer = await client.invoke(server.address, create_request(ECHO, remark="admin"), 60_000)
         assert answer.remark == "admin"
         assert not any(future.done() for future in queued)
@@ -84,7 +77,7 @@ async def test_a_request_that_waited_too_long_gets_system_busy(client):
     server = await serve(state, lane)
     try:
         first = asyncio.ensure_future(client.invoke(server.address, create_request(LANED, remark="first"), 60_000))
-        await wait_until(lambda: state.gated_running == 1)
+        await wait_until(lambda: state.gated_running == 1, timeout=30.0)
         late = [asyncio.ensure_future(client.invoke(server.address, create_request(LANED), 60_000))
                 for _ in range(3)]
         # The sweep answers them in the queue, as Java's BrokerFastFailure does: the worker is still held.
@@ -109,10 +102,10 @@ async def test_a_full_lane_answers_overload_at_once(client):
     server = await serve(state, lane)
     try:
         held = [asyncio.ensure_future(client.invoke(server.address, create_request(LANED), 60_000))]
-        await wait_until(lambda: state.gated_running == 1)
+        await wait_until(lambda: state.gated_running == 1, timeout=30.0)
         held += [asyncio.ensure_future(client.invoke(server.address, create_request(LANED), 60_000))
                  for _ in range(2)]
-        await wait_until(lambda: lane.size == 2)
+        await wait_until(lambda: lane.size == 2, timeout=30.0)
         refused = await client.invoke(server.address, create_request(LANED), 60_000)
         assert (refused.code, refused.remark) == (RemotingSysResponseCode.SYSTEM_BUSY, OVERLOAD_REMARK)
         state.gate.set()
@@ -129,10 +122,10 @@ async def test_queued_requests_get_pcbusy_while_the_lane_is_busy(client):
     server = await serve(state, lane)
     try:
         first = asyncio.ensure_future(client.invoke(server.address, create_request(LANED, remark="first"), 60_000))
-        await wait_until(lambda: state.gated_running == 1)
+        await wait_until(lambda: state.gated_running == 1, timeout=30.0)
         queued = [asyncio.ensure_future(client.invoke(server.address, create_request(LANED), 60_000))
                   for _ in range(3)]
-        await wait_until(lambda: lane.size == 3)
+        await wait_until(lambda: lane.size == 3, timeout=30.0)
         busy = True
         answers = await asyncio.gather(*queued)  # answered by the sweep: the worker is still held
         assert not first.done()
@@ -175,16 +168,16 @@ async def test_requests_queued_before_their_connection_closed_are_still_served()
     sender = RemotingClient()
     try:
         blocked = asyncio.ensure_future(sender.invoke(server.address, create_request(LANED), 60_000))
-        await wait_until(lambda: state.gated_running == 1)
+        await wait_until(lambda: state.gated_running == 1, timeout=30.0)
         for i in range(5):
             await sender.invoke_oneway(server.address, create_request(LANED_RECORDED, remark=str(i)), 60_000)
-        await wait_until(lambda: lane.size == 5)
+        await wait_until(lambda: lane.size == 5, timeout=30.0)
         await sender.shutdown()
         with pytest.raises(RemotingSendRequestError):
             await blocked  # its answer has nowhere to go
-        await wait_until(lambda: not server.connections)
+        await wait_until(lambda: not server.connections, timeout=30.0)
         state.gate.set()
-        await wait_until(lambda: len(state.recorded) == 5)
+        await wait_until(lambda: len(state.recorded) == 5, timeout=30.0)
         assert [r.remark for r in state.recorded] == [str(i) for i in range(5)]
     finally:
         state.gate.set()

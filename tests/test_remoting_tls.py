@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Awaitable, Callable
 
 import pytest
+from conftest_cluster import wait_until
 from conftest_remoting import CALL_BACK, CLIENT_CHECK, ECHO, ServerState, build_processors
 from conftest_tls import KeyPair, make_key_pair
 
@@ -93,14 +94,6 @@ async def echo(client: RemotingClient, server: RemotingServer, body: bytes = b"p
     response = await client.invoke(server.address, create_request(ECHO, {"k": "v"}, body, remark="r"), 5000)
     assert (response.code, response.ext_fields, response.body, response.remark) == (0, {"k": "v"}, body, "r")
     return response
-
-
-async def wait_until(predicate: Callable[[], bool], timeout_s: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.01)
 
 
 async def raw_exchange(port: int, data: bytes, timeout_s: float = 5.0) -> bytes:
@@ -212,7 +205,7 @@ def test_permissive_server_survives_a_broken_handshake(loop_kind: str, certs: di
             await echo(secure, server)
             # A record that claims to be a handshake, then garbage: this connection fails its handshake alone.
             await raw_exchange(server.port, b"\x16\x03\x01\x00\x05hello" + b"\x00" * 64)  # closed by the server
-            await wait_until(lambda: len(server.connections) == 1)
+            await wait_until(lambda: len(server.connections) == 1, timeout=5.0)
             await echo(secure, server)
             await echo(plain_client(), server)
         finally:
