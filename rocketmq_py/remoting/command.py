@@ -129,16 +129,10 @@ def create_response(
     Pass ``serialize_type`` to answer in another one; Java answers its own
     error responses in the node default.
     """
-    return RemotingCommand(
-        code=int(code),
-        language=DEFAULT_LANGUAGE,
-        version=DEFAULT_VERSION,
-        opaque=request.opaque,
-        flag=codec.FLAG_RESPONSE,
-        remark=remark,
-        ext_fields=ext_fields,
-        body=body,
-        serialize_type=request.serialize_type if serialize_type is None else serialize_type,
+    # Positional, into the codec's constructor (no __init__ frame), as create_request: every answer runs it.
+    return new_command(
+        int(code), DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, codec.FLAG_RESPONSE, remark, ext_fields, body,
+        request.serialize_type if serialize_type is None else serialize_type, None,
     )
 
 
