@@ -207,6 +207,35 @@ def test_a_lazy_consume_queue_read_gives_the_units_of_the_whole_window(tmp_path)
                 assert (None if lazy is None else list(lazy)) == expected, (start, max_bytes, chunk)
 
 
+def test_buffers_cut_a_pull_body_at_each_records_total_size():
+    from rocketmq_py.store import GetMessageResult
+
+    one, two = (8).to_bytes(4, "big") + b"abcd", (6).to_bytes(4, "big") + b"xy"
+    assert GetMessageResult(GetMessageStatus.FOUND, body=one + two).buffers == [one, two]
+    # A size that cannot be a record's (0 here, or past the end) takes the rest, so the cut always ends.
+    for tail in (b"\0\0\0\0zz", (99).to_bytes(4, "big") + b"z"):
+        assert GetMessageResult(GetMessageStatus.FOUND, body=one + tail).buffers == [one, tail]
+
+
+def test_a_lazy_read_stops_where_its_file_was_deleted(tmp_path):
+    """A file the clean service closes before the first chunk gives no window; closed later, the window ends
+    with the units read so far, whether iterated or taken chunk by chunk as the compiled pull does."""
+    from rocketmq_py.store.consume_queue import UNIT, ConsumeQueue
+
+    queue = ConsumeQueue("T", 0, tmp_path / "cq", file_size=100 * UNIT)
+    for index in range(80):
+        assert queue.put_message_position_info(1000 + index * 7, 7, index % 5, index)
+    expected = queue.read_units(0, 16_000)
+    iterated = queue.read_units_lazily(0, 16_000, 32)
+    chunked = queue.read_units_lazily(0, 16_000, 32)
+    first = chunked.next_chunk()
+    assert len(first) == 32 * UNIT
+    queue.queue.files[0].mm.close()
+    assert list(iterated) == expected[:32]
+    assert chunked.next_chunk() is None and chunked.next_chunk() is None
+    assert queue.read_units_lazily(0, 16_000, 32) is None
+
+
 async def test_a_pull_that_filters_out_most_units_reads_past_its_first_chunk(tmp_path):
     store = MessageStore(config(tmp_path, mapped_file_size_consume_queue=1000 * 20))
     store.load()

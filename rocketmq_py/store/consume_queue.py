@@ -267,29 +267,33 @@ class UnitWindow:
 
     def read_ahead(self) -> bool:
         """Read the first chunk now; False when the file was deleted meanwhile."""
-        self._ahead = self._read()
-        return self._ahead is not None
+        try:
+            self._ahead = self._read()
+        except ValueError:  # the mapping was closed by the clean service
+            return False
+        return True
 
     def next_chunk(self) -> bytes | None:
         """The next whole units as stored (up to ``chunk_units`` of them), or None after the last."""
         chunk, self._ahead = self._ahead, None
         if chunk is None:
-            chunk = self._read()
-        return chunk
+            try:
+                chunk = self._read()
+            except ValueError:  # the mapping was closed by the clean service: the units read so far stand
+                self._done = True
+                return None
+        return chunk or None
 
-    def _read(self) -> bytes | None:
+    def _read(self) -> bytes:
         if self._done:
-            return None
+            return b""
         position = self._position
         length = min(self._chunk_bytes, (self._limit - position) // UNIT * UNIT)
-        try:
-            chunk = self._mapped.mm[position:position + length]
-        except ValueError:  # the mapping was closed by the clean service
-            chunk = b""
+        chunk = self._mapped.mm[position:position + length]
         self._position = position + len(chunk)
         # A short chunk is the window's last, as a whole one that reaches the limit is.
         self._done = len(chunk) < self._chunk_bytes or self._position >= self._limit
-        return chunk or None
+        return chunk
 
     def __iter__(self) -> Iterator[tuple[int, int, int]]:
         while (chunk := self.next_chunk()) is not None:

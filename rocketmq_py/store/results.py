@@ -98,12 +98,15 @@ class GetMessageResult:
 
     @property
     def buffers(self) -> list[bytes]:
-        """The records of ``body`` one by one, cut where each record's leading TOTALSIZE says it ends."""
+        """The records of ``body`` one by one, cut where each record's leading TOTALSIZE says it ends
+        (a size that cannot be a record's takes the rest of the body)."""
         records = []
         body = self.body
         position = 0
         while position < len(body):
             size = int.from_bytes(body[position:position + 4], "big")
+            if size < 4 or position + size > len(body):
+                size = len(body) - position
             records.append(body[position:position + size])
             position += size
         return records
