@@ -10,6 +10,7 @@ import zlib
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
@@ -219,42 +220,74 @@ cdef Py_ssize_t _encode(uint8_t* p, const uint8_t* topic, Py_ssize_t topic_lengt
     return size
 
 
-def append_message(dst, Py_ssize_t position, Py_ssize_t limit, const uint8_t[::1] topic, body,
-                   const uint8_t[::1] properties, int32_t queue_id, int32_t flag, int64_t queue_offset,
-                   int64_t physical_offset, int32_t sys_flag, int64_t born_timestamp, const uint8_t[::1] born_host,
-                   int64_t store_timestamp, const uint8_t[::1] store_host, int32_t reconsume_times,
+cdef struct ReadBytes:
+    const uint8_t* data
+    Py_ssize_t length
+    Py_buffer view
+    bint held
+
+
+cdef int _read_bytes(object obj, ReadBytes* out) except -1:
+    """The bytes of ``obj``: a ``bytes`` object is read in place, anything else through its buffer (released by
+    ``_release_bytes``). A send's topic, properties and hosts are ``bytes``, and a typed memoryview each would cost
+    more than the record's own writing."""
+    if PyBytes_CheckExact(obj):
+        out.data = <const uint8_t*>PyBytes_AS_STRING(obj)
+        out.length = PyBytes_GET_SIZE(obj)
+        out.held = False
+        return 0
+    _acquire(obj, &out.view, False)
+    out.data = <const uint8_t*>out.view.buf
+    out.length = out.view.len
+    out.held = True
+    return 0
+
+
+cdef inline void _release_bytes(ReadBytes* bytes_read) noexcept:
+    if bytes_read.held:
+        bytes_read.held = False
+        PyBuffer_Release(&bytes_read.view)
+
+
+def append_message(dst, Py_ssize_t position, Py_ssize_t limit, topic, body, properties, int32_t queue_id,
+                   int32_t flag, int64_t queue_offset, int64_t physical_offset, int32_t sys_flag,
+                   int64_t born_timestamp, born_host, int64_t store_timestamp, store_host, int32_t reconsume_times,
                    int64_t prepared_transaction_offset, int32_t body_crc):
     """Write one record at ``position``; return its length, or 0 after writing the blank end-of-file marker."""
-    cdef Py_buffer out, body_view
+    cdef Py_buffer out
+    cdef ReadBytes parts[5]  # topic, body, properties, born host, store host
     cdef Span span
-    cdef Py_ssize_t size
+    cdef Py_ssize_t size, taken = 0
     cdef uint8_t* p
-    if topic.shape[0] > MAX_TOPIC_LENGTH:
-        raise ValueError(f"a topic of {topic.shape[0]} bytes is longer than {MAX_TOPIC_LENGTH}")
-    if properties.shape[0] > MAX_PROPERTIES_LENGTH:
-        raise ValueError(f"properties of {properties.shape[0]} bytes are longer than {MAX_PROPERTIES_LENGTH}")
-    sys_flag = _host_flags(sys_flag, born_host.shape[0], store_host.shape[0])
-    _acquire(dst, &out, True)
     try:
-        span = _span(&out)
-        _check_span(&span, position, limit)
-        _acquire(body, &body_view, False)
+        for value in (topic, body, properties, born_host, store_host):
+            _read_bytes(value, &parts[taken])
+            taken += 1
+        if parts[0].length > MAX_TOPIC_LENGTH:
+            raise ValueError(f"a topic of {parts[0].length} bytes is longer than {MAX_TOPIC_LENGTH}")
+        if parts[2].length > MAX_PROPERTIES_LENGTH:
+            raise ValueError(f"properties of {parts[2].length} bytes are longer than {MAX_PROPERTIES_LENGTH}")
+        sys_flag = _host_flags(sys_flag, parts[3].length, parts[4].length)
+        _acquire(dst, &out, True)
         try:
-            size = record_length(sys_flag, body_view.len, topic.shape[0], properties.shape[0])
+            span = _span(&out)
+            _check_span(&span, position, limit)
+            size = record_length(sys_flag, parts[1].length, parts[0].length, parts[2].length)
             if size + C_BLANK_LENGTH > limit - position:
                 _write_blank(&span, position, limit)
                 return 0
             p = span_at(&span, position, size)
-            _encode(p, &topic[0] if topic.shape[0] else NULL, topic.shape[0], <const uint8_t*>body_view.buf,
-                    body_view.len, &properties[0] if properties.shape[0] else NULL, properties.shape[0],
-                    queue_id, flag, queue_offset, physical_offset, sys_flag, born_timestamp, &born_host[0],
-                    born_host.shape[0], store_timestamp, &store_host[0], store_host.shape[0], reconsume_times,
+            _encode(p, parts[0].data, parts[0].length, parts[1].data, parts[1].length, parts[2].data, parts[2].length,
+                    queue_id, flag, queue_offset, physical_offset, sys_flag, born_timestamp, parts[3].data,
+                    parts[3].length, store_timestamp, parts[4].data, parts[4].length, reconsume_times,
                     prepared_transaction_offset, body_crc, size)
             return size
         finally:
-            PyBuffer_Release(&body_view)
+            PyBuffer_Release(&out)
     finally:
-        PyBuffer_Release(&out)
+        while taken > 0:
+            taken -= 1
+            _release_bytes(&parts[taken])
 
 
 def encode_batch(batch_body, const uint8_t[::1] topic, int32_t queue_id, int32_t sys_flag, int64_t born_timestamp,
