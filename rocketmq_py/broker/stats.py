@@ -62,12 +62,6 @@ def tps_text(tps_of: Callable[[int], float | None]) -> str:
     return " ".join("" if value is None else repr(float(value)) for value in map(tps_of, WINDOWS_S))
 
 
-def latency_bucket(latency_ms: int) -> int:
-    if latency_ms <= 0:
-        return 0
-    return bisect.bisect_right(PUT_LATENCY_BOUNDS_MS, latency_ms)
-
-
 class PutLatencyHistogram:
     """Puts counted by Java's latency buckets: the running minute and the last whole one."""
 
@@ -79,7 +73,8 @@ class PutLatencyHistogram:
         self.total_ms = 0
 
     def add(self, latency_ms: int) -> None:
-        bucket = latency_bucket(latency_ms)
+        # Nearly every put takes under a millisecond: bucket 0 without the search.
+        bucket = 0 if latency_ms <= 0 else bisect.bisect_right(PUT_LATENCY_BOUNDS_MS, latency_ms)
         self.current[bucket] += 1
         self.all_time[bucket] += 1
         self.total_ms += max(latency_ms, 0)
@@ -132,7 +127,8 @@ class BrokerStats:
         self._next_roll = time.monotonic() + DISTRIBUTION_PERIOD_S
 
     def on_put(self, topic: str, messages: int, size: int, latency_ms: int) -> None:
-        self.put.add(messages)
+        # Every stored send comes here: the counter's total is added to in place, one call fewer per put.
+        self.put.total += messages
         self.put_size += size
         self.put_latency.add(latency_ms)
         if latency_ms > self.put_max_latency_ms:
