@@ -121,7 +121,7 @@ async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, 
     # Not started: no listening socket and no name server; the store and the processors are all it needs.
     broker.store.load()
     broker.store.start()
-    broker.store.add_arrival_listener(broker._message_arrived)
+    broker.store.add_arrival_listener(broker.hold_service.on_arrival)
     arrivals: list[tuple[object, ...]] = []
     broker.store.add_arrival_listener(lambda *arrival: arrivals.append(arrival))
     try:

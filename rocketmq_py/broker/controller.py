@@ -179,7 +179,7 @@ class BrokerController:
             self.topics.load()
             self.groups.load()
             self.offsets.load()
-            self.store.add_arrival_listener(self._message_arrived)
+            self.store.add_arrival_listener(self.hold_service.on_arrival)
             self.store.load()
         except BaseException:
             self.store.shutdown()
@@ -368,10 +368,6 @@ class BrokerController:
                          connection.remote_address, error)
 
     # --- store events -------------------------------------------------------------------------------
-
-    def _message_arrived(self, topic: str, queue_id: int, next_offset: int, tags_code: int, store_timestamp: int,
-                         properties_text: str) -> None:
-        self.hold_service.notify_message_arriving(topic, queue_id, next_offset, tags_code, properties_text)
 
     def _check_transactions(self) -> None:
         self.transactions.check(self.config.transaction_time_out, self.config.transaction_check_max)

@@ -65,6 +65,13 @@ class PullRequestHoldService:
             del self.table[(topic, queue_id)]
         self._wake(request)
 
+    def on_arrival(self, topic: str, queue_id: int, next_offset: int, tags_code: int, store_timestamp: int,
+                   properties_text: str) -> None:
+        """The store's arrival listener (``MessageStore.add_arrival_listener``): wake what waits on the queue."""
+        # Called for every message stored: most queues have no pull waiting, so that is the first check.
+        if (topic, queue_id) in self.table:
+            self.notify_message_arriving(topic, queue_id, next_offset, tags_code, properties_text)
+
     def notify_message_arriving(self, topic: str, queue_id: int, max_offset: int, tags_code: int | None = None,
                                 properties_text: str | None = None) -> None:
         """A message was stored in ``topic``/``queue_id`` (``max_offset`` is the queue's next offset)."""
