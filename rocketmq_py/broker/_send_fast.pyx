@@ -21,7 +21,6 @@ from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic_config import MULTI_TAG
 from rocketmq_py.errors import CodecError
-from rocketmq_py.remoting import RemotingCommand
 from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
 from rocketmq_py.store import hot_paths, layout
 from rocketmq_py.store.message import PROPERTY_DELAY, PROPERTY_WAIT, TRANSACTION_TYPE_MASK, pack_host
@@ -50,6 +49,7 @@ cdef object _append_in_place = hot_paths.append_in_place
 cdef object _java_string_hash = layout.java_string_hash
 cdef object _monotonic = time.monotonic
 cdef object _string_to_properties = codec.string_to_properties
+cdef object _new_command = codec.new_command
 cdef object _properties_to_string = codec.properties_to_string
 cdef object _read_v2 = SendMessageRequestHeaderV2.from_ext_fields
 cdef object _read_v1 = SendMessageRequestHeader.from_ext_fields
@@ -224,8 +224,8 @@ cdef class SendFastPath:
         answer["msgId"] = msg_id
         answer["queueId"] = str(queue_id)
         answer["queueOffset"] = str(queue_offset)
-        return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, FLAG_RESPONSE, None, answer,
-                               None, request.serialize_type, None)
+        return _new_command(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, FLAG_RESPONSE, None, answer, None,
+                            request.serialize_type, None)
 
     cdef bytes _packed_store_host(self, addr):
         # The store host is the broker's address, which is known only once it listens: pack it when it changes.

@@ -191,8 +191,8 @@ class SendFastPath:
         answer["msgId"] = msg_id
         answer["queueId"] = str(queue_id)
         answer["queueOffset"] = str(queue_offset)
-        return RemotingCommand(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, codec.FLAG_RESPONSE, None,
-                               answer, None, request.serialize_type, None)
+        return codec.new_command(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, codec.FLAG_RESPONSE, None,
+                                 answer, None, request.serialize_type, None)
 
     def _remember_plain(self, topic: str) -> bool:
         """True, remembering it, when ``topic`` passes the processor's name checks and is no retry topic."""
