@@ -58,6 +58,23 @@ def test_manager_samples_on_java_periods_and_keys_by_topic_and_group():
     assert manager.item(TOPIC_PUT_NUMS, "T").value == 2 and manager.item("BROKER_PUT_NUMS", "C").value == 8
 
 
+def test_pulls_count_in_the_four_get_items_and_start_again_after_a_deletion():
+    manager = BrokerStatsManager("C", started_ms=0)
+    for _ in range(2):
+        manager.on_get("G", "T", 3, 300, 7)
+    assert (manager.item(GROUP_GET_NUMS, "T@G").value, manager.item(GROUP_GET_NUMS, "T@G").times) == (6, 2)
+    assert (manager.item("GROUP_GET_SIZE", "T@G").value, manager.item("GROUP_GET_SIZE", "T@G").times) == (600, 2)
+    assert (manager.item("GROUP_GET_LATENCY", "T@G").value, manager.item("GROUP_GET_LATENCY", "T@G").times) == (14, 2)
+    assert (manager.item("BROKER_GET_NUMS", "C").value, manager.item("BROKER_GET_NUMS", "C").times) == (6, 0)
+    for delete in (lambda: manager.on_group_deleted("G"), lambda: manager.on_topic_deleted("T")):
+        delete()
+        assert manager.item(GROUP_GET_NUMS, "T@G") is None
+        # A pull after the deletion counts in new items that the sets hold, from zero.
+        manager.on_get("G", "T", 1, 100, 0)
+        assert manager.item(GROUP_GET_NUMS, "T@G").value == 1
+        assert manager.item("GROUP_GET_SIZE", "T@G").value == 100
+
+
 def test_put_latency_histogram_uses_java_buckets():
     histogram = PutLatencyHistogram()
     assert histogram.text() == "null"  # as Java, until the first minute is over

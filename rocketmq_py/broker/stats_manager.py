@@ -44,6 +44,8 @@ class BrokerStatsManager:
         #: Each topic's three items a put adds to, found once: a put is the broker's most frequent event.
         #: Emptied when a topic's items are removed, so it never holds an item its set has dropped.
         self._put_items: dict[str, tuple[StatsItem, StatsItem, StatsItem]] = {}
+        #: The same for each (topic, group) a pull adds to: its four items. Emptied as ``_put_items`` is.
+        self._get_items: dict[tuple[str, str], tuple[StatsItem, StatsItem, StatsItem, StatsItem]] = {}
 
     def on_put(self, topic: str, messages: int, size: int) -> None:
         items = self._put_items.get(topic)
@@ -61,12 +63,22 @@ class BrokerStatsManager:
         broker.value += messages
 
     def on_get(self, group: str, topic: str, messages: int, size: int, latency_ms: int) -> None:
-        sets = self.sets
-        key = group_key(topic, group)
-        sets[GROUP_GET_NUMS].add(key, messages, 1)
-        sets[GROUP_GET_SIZE].add(key, size, 1)
-        sets[BROKER_GET_NUMS].add(self.cluster_name, messages, 0)
-        sets[GROUP_GET_LATENCY].add(key, latency_ms, 1)
+        items = self._get_items.get((topic, group))
+        if items is None:
+            sets = self.sets
+            key = group_key(topic, group)
+            items = self._get_items[(topic, group)] = (
+                sets[GROUP_GET_NUMS].item(key), sets[GROUP_GET_SIZE].item(key),
+                sets[BROKER_GET_NUMS].item(self.cluster_name), sets[GROUP_GET_LATENCY].item(key))
+        # StatsItem.add, written out, as for a put.
+        nums, sizes, broker, latency = items
+        nums.value += messages
+        nums.times += 1
+        sizes.value += size
+        sizes.times += 1
+        broker.value += messages
+        latency.value += latency_ms
+        latency.times += 1
 
     def on_send_back(self, group: str, topic: str) -> None:
         self.sets[SNDBCK_PUT_NUMS].add(group_key(topic, group), 1, 1)
@@ -87,6 +99,7 @@ class BrokerStatsManager:
 
     def on_topic_deleted(self, topic: str) -> None:
         self._put_items.clear()
+        self._get_items.clear()
         prefix = topic + "@"
         for name in (TOPIC_PUT_NUMS, TOPIC_PUT_SIZE):
             self.sets[name].remove_where(lambda key: key == topic)
@@ -94,6 +107,7 @@ class BrokerStatsManager:
             self.sets[name].remove_where(lambda key: key.startswith(prefix))
 
     def on_group_deleted(self, group: str) -> None:
+        self._get_items.clear()
         suffix = "@" + group
         for name in (GROUP_GET_NUMS, GROUP_GET_SIZE, SNDBCK_PUT_NUMS, GROUP_GET_LATENCY):
             self.sets[name].remove_where(lambda key: key.endswith(suffix))
