@@ -93,6 +93,10 @@ async def test_a_fast_handler_is_skipped_while_the_table_has_hooks():
     request = _send_request()
     response = table.answer_fast(ctx, request)
     assert response is not None and response.opaque == request.opaque and response.flag & codec.FLAG_RESPONSE
+    # As dispatch answers a processed request: in the request's serialization, whatever the handler built.
+    binary = _send_request()
+    binary.serialize_type = codec.SERIALIZE_ROCKETMQ
+    assert table.answer_fast(ctx, binary).serialize_type == codec.SERIALIZE_ROCKETMQ  # type: ignore[union-attr]
     assert table.answer_fast(ctx, create_request(RequestCode.PULL_MESSAGE, {})) is None
 
     def refuse(ctx, request):
@@ -100,7 +104,7 @@ async def test_a_fast_handler_is_skipped_while_the_table_has_hooks():
 
     table.add_hook(refuse)
     assert table.answer_fast(ctx, request) is None
-    assert answered == [request]
+    assert answered == [request, binary]
 
 
 async def test_a_fast_handler_that_raises_answers_system_error(caplog):
@@ -113,6 +117,10 @@ async def test_a_fast_handler_that_raises_answers_system_error(caplog):
     response = table.answer_fast(RequestContext(_Connection()), _send_request())  # type: ignore[arg-type]
     assert response is not None and response.code == 1
     assert response.remark == "RuntimeError: a bug"
+    binary = _send_request()
+    binary.serialize_type = codec.SERIALIZE_ROCKETMQ
+    # Java builds its error answers in the node's default serialization, not the request's.
+    assert table.answer_fast(RequestContext(_Connection()), binary).serialize_type == codec.SERIALIZE_JSON  # type: ignore[arg-type,union-attr]
     assert "the fast path of" in caplog.text
     table.register_fast(RequestCode.SEND_MESSAGE_V2, None)
     assert table.answer_fast(RequestContext(_Connection()), _send_request()) is None  # type: ignore[arg-type]

@@ -115,6 +115,9 @@ class BrokerConfig:
     #: byte for byte as the send processor does, with a fraction of its CPU; false sends everything through
     #: the processor.
     fast_send_enable: bool = True
+    #: Answer the pulls that are answered at once (all but those long polling parks) without the pull
+    #: processor's coroutines, by its own synchronous code; false serves every pull through the processor.
+    fast_pull_enable: bool = True
     #: Front processes that own the client sockets on listenPort (``rocketmq-py broker --workers N``), so
     #: their socket and TLS work runs beside this process's; 0 serves the clients in this process. The VIP
     #: channel (listenPort - 2) is always served here. See the README's "Worker processes".

@@ -146,6 +146,8 @@ class BrokerController:
             processor.register_into(table)
         if with_pull:
             self.pull_processor.register_into(table)
+            if self.config.fast_pull_enable:
+                table.register_fast(RequestCode.PULL_MESSAGE, self.pull_processor.answer_at_once)
         if self.acl is not None:
             table.add_hook(self.acl)
         if self.config.fast_send_enable:

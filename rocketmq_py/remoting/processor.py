@@ -234,9 +234,13 @@ class ProcessorTable:
         except Exception as error:
             _log.error("the fast path of %r from %s failed", request, ctx.remote_address, exc_info=True)
             response = _error_response(request, RemotingSysResponseCode.SYSTEM_ERROR, _describe(error))
-        if response is not None:
-            response.opaque = request.opaque
-            commands.mark_response(response)
+        else:
+            if response is None:
+                return None
+            # As _answer answers a processed request: in the request's serialization.
+            response.serialize_type = request.serialize_type
+        response.opaque = request.opaque
+        commands.mark_response(response)
         return response
 
     def register_default(self, processor: ProcessorLike | None, executor: Executor | None = None) -> None:
