@@ -296,7 +296,7 @@ def encode_batch(batch_body, const uint8_t[::1] topic, int32_t queue_id, int32_t
     """Records for the messages of a SEND_BATCH_MESSAGE body and their count (see ``_store_py.encode_batch``)."""
     cdef Py_buffer source
     cdef Span span
-    cdef Py_ssize_t position = 0, body_length, properties_length, total, size, used = 0, count = 0
+    cdef Py_ssize_t position = 0, body_length, properties_length, total, size, used = 0, count = 0, capacity
     cdef Py_ssize_t batch_length = batch_properties.shape[0]
     cdef const uint8_t* head
     cdef const uint8_t* body
@@ -311,7 +311,10 @@ def encode_batch(batch_body, const uint8_t[::1] topic, int32_t queue_id, int32_t
     _acquire(batch_body, &source, False)
     try:
         span = _span(&source)
-        out = PyByteArray_FromStringAndSize(NULL, 0)
+        # Grown by doubling and cut to length at the end: resizing to each record's end would copy the
+        # records made so far again and again. A record is the item plus ~100 bytes and the topic.
+        capacity = span.length + span.length // 4 + 256
+        out = PyByteArray_FromStringAndSize(NULL, capacity)
         while position < span.length:
             head = span_at(&span, position, 20)
             if head == NULL:
@@ -334,7 +337,9 @@ def encode_batch(batch_body, const uint8_t[::1] topic, int32_t queue_id, int32_t
             if total > MAX_PROPERTIES_LENGTH:
                 raise ValueError(f"properties of {total} bytes are longer than {MAX_PROPERTIES_LENGTH}")
             size = record_length(sys_flag, body_length, topic.shape[0], total)
-            PyByteArray_Resize(out, used + size)
+            if used + size > capacity:
+                capacity = max(2 * capacity, used + size)
+                PyByteArray_Resize(out, capacity)
             p = <uint8_t*>PyByteArray_AS_STRING(out) + used
             _encode(p, &topic[0] if topic.shape[0] else NULL, topic.shape[0], body, body_length, NULL, 0,
                     queue_id, flag, 0, 0, sys_flag, born_timestamp, &born_host[0], born_host.shape[0],
@@ -353,6 +358,7 @@ def encode_batch(batch_body, const uint8_t[::1] topic, int32_t queue_id, int32_t
                 memcpy(p, &batch_properties[0], batch_length)
             used += size
             count += 1
+        PyByteArray_Resize(out, used)
         return out, count
     finally:
         PyBuffer_Release(&source)
