@@ -38,3 +38,16 @@ cdef class RecordInfo:
     cdef readonly int64_t prepared_transaction_offset
     cdef readonly int32_t delay_level
     cdef readonly object properties
+
+
+# The layout functions the compiled hot paths (store/_hot_paths.pyx) call at C level, without a Python call
+# each; the module's ``def`` functions of the same job wrap them.
+cpdef Py_ssize_t record_length(int32_t sys_flag, Py_ssize_t body_length, Py_ssize_t topic_length,
+                               Py_ssize_t properties_length) noexcept
+cdef int32_t index_slot_hash(str key) except? -1
+cdef RecordInfo read_record(object buffer, Py_ssize_t position, Py_ssize_t limit, bint check_crc)
+cdef int put_cq_unit(object dst, Py_ssize_t position, int64_t physical_offset, int32_t size,
+                     int64_t tags_code) except -1
+# 1 when the entry was put, 0 when the file is full.
+cdef int put_index_entry(object dst, Py_ssize_t hash_slot_num, Py_ssize_t index_num, int64_t key_hash,
+                         int64_t physical_offset, int64_t store_timestamp) except -1

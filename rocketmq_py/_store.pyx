@@ -134,6 +134,10 @@ cpdef int32_t java_string_hash(str text):
 
 def index_key_hash(str key):
     """The index slot hash of Java's IndexFile: ``abs(key.hashCode())``, and 0 for ``Integer.MIN_VALUE``."""
+    return index_slot_hash(key)
+
+
+cdef int32_t index_slot_hash(str key) except? -1:
     cdef int32_t h = java_string_hash(key)
     if h == -2147483648:
         return 0
@@ -556,6 +560,10 @@ cdef RecordInfo _check(const Span* span, Py_ssize_t position, Py_ssize_t limit, 
 
 def check_record(buffer, Py_ssize_t position, Py_ssize_t limit, bint check_crc=True):
     """Validate the record at ``position`` (Java's ``checkMessageAndReturnSize``); see the twin."""
+    return read_record(buffer, position, limit, check_crc)
+
+
+cdef RecordInfo read_record(object buffer, Py_ssize_t position, Py_ssize_t limit, bint check_crc):
     cdef Py_buffer view
     cdef Span span
     _acquire(buffer, &view, False)
@@ -612,6 +620,11 @@ def read_store_timestamp(buffer, Py_ssize_t position, Py_ssize_t limit):
 
 def cq_put_unit(dst, Py_ssize_t position, int64_t physical_offset, int32_t size, int64_t tags_code):
     """Write one unit: ``int64 commitLogOffset, int32 size, int64 tagsCode``."""
+    put_cq_unit(dst, position, physical_offset, size, tags_code)
+
+
+cdef int put_cq_unit(object dst, Py_ssize_t position, int64_t physical_offset, int32_t size,
+                     int64_t tags_code) except -1:
     cdef Py_buffer out
     cdef Span span
     cdef uint8_t* p
@@ -625,6 +638,7 @@ def cq_put_unit(dst, Py_ssize_t position, int64_t physical_offset, int32_t size,
         store_i64(p + 12, tags_code)
     finally:
         PyBuffer_Release(&out)
+    return 0
 
 
 def cq_fill_blank(dst, Py_ssize_t position, Py_ssize_t limit):
@@ -751,6 +765,11 @@ def index_start(dst, int64_t end_phy_offset, int64_t end_timestamp):
 def index_put(dst, Py_ssize_t hash_slot_num, Py_ssize_t index_num, int64_t key_hash, int64_t physical_offset,
               int64_t store_timestamp):
     """Add an entry for ``key_hash`` (see ``index_key_hash``); False when the file is full."""
+    return put_index_entry(dst, hash_slot_num, index_num, key_hash, physical_offset, store_timestamp) == 1
+
+
+cdef int put_index_entry(object dst, Py_ssize_t hash_slot_num, Py_ssize_t index_num, int64_t key_hash,
+                         int64_t physical_offset, int64_t store_timestamp) except -1:
     cdef Py_buffer out
     cdef Span span
     cdef uint8_t* p
@@ -765,7 +784,7 @@ def index_put(dst, Py_ssize_t hash_slot_num, Py_ssize_t index_num, int64_t key_h
         p = span.data
         index_count = _index_count(p)
         if index_count >= index_num:
-            return False
+            return 0
         begin_ts = load_i64(p)
         slot_position = C_INDEX_HEADER + (key_hash % hash_slot_num) * 4
         slot_value = load_i32(p + slot_position)
@@ -791,7 +810,7 @@ def index_put(dst, Py_ssize_t hash_slot_num, Py_ssize_t index_num, int64_t key_h
         store_i32(p + 36, index_count + 1)
         store_i64(p + 24, physical_offset)
         store_i64(p + 8, store_timestamp)
-        return True
+        return 1
     finally:
         PyBuffer_Release(&out)
 

@@ -17,6 +17,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy
 
 from rocketmq_py._bytes cimport load_i32, load_i64, store_i32
+from rocketmq_py._store cimport RecordInfo, index_slot_hash, put_cq_unit, put_index_entry, read_record, record_length
 
 from rocketmq_py.store import layout
 from rocketmq_py.store.results import GetMessageStatus
@@ -29,14 +30,9 @@ cdef Py_ssize_t QUEUE_ID_AT = 12
 cdef Py_ssize_t IPV4_HOST = 8
 cdef Py_ssize_t END_FILE_MIN_BLANK_LENGTH = layout.END_FILE_MIN_BLANK_LENGTH
 cdef object _crc32 = zlib.crc32
-cdef object _record_length = layout.record_length
 cdef object _append_message = layout.append_message
-cdef object _cq_put_unit = layout.cq_put_unit
-cdef object _index_put = layout.index_put
-cdef object _index_key_hash = layout.index_key_hash
 cdef object _index_header = layout.index_header
 cdef object _append_records = layout.append_records
-cdef object _check_record = layout.check_record
 
 
 cpdef list index_keys(str topic, keys, uniq_key):
@@ -93,8 +89,9 @@ def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body,
                     bytes store_host, int32_t reconsume_times, int64_t tags_code, keys, uniq_key):
     """Append, dispatch and announce a plain message whose files all have room: ``(physical offset, size,
     queue offset, store timestamp)``, or None, having changed nothing, for the general way."""
-    cdef Py_ssize_t record_size, position, cq_position, file_size, written
-    cdef int64_t queue_offset, physical, end_phy_offset = 0, store_timestamp
+    # written and store_timestamp are set under the put lock; gcc cannot see that through the lock's exit path.
+    cdef Py_ssize_t record_size, position, cq_position, file_size, written = 0
+    cdef int64_t queue_offset, physical, end_phy_offset = 0, store_timestamp = 0
     cdef list entries
     if len(born_host) != IPV4_HOST or len(store_host) != IPV4_HOST:
         return None
@@ -105,7 +102,7 @@ def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body,
     config = store.config
     cdef bint indexing = config.message_index_enable and store.index_service is not None
     entries = index_keys(topic, keys, uniq_key) if indexing else []
-    record_size = _record_length(sys_flag & ~0x30, len(body), len(topic_bytes), len(properties))
+    record_size = record_length(sys_flag & ~0x30, len(body), len(topic_bytes), len(properties))
     body_crc = _crc32(body) & 0x7FFFFFFF
     with store._write_lock:
         room = _room(store, consume_queue, topic, queue_id, record_size, 1, record_size, len(entries))
@@ -130,7 +127,7 @@ def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body,
                 table[key] = queue_offset + 1
             finally:
                 commit_log.begin_time_in_lock = 0
-        _cq_put_unit(cq_file.mm, cq_position, physical, written, tags_code)
+        put_cq_unit(cq_file.mm, cq_position, physical, written, tags_code)
         cq_file.wrote_position = cq_position + CQ_UNIT
         consume_queue.max_physic_offset = physical + written
         store.checkpoint.logics_msg_timestamp = store_timestamp
@@ -139,7 +136,7 @@ def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body,
             slots = index_file.hash_slot_num
             number = index_file.index_num
             for entry in entries:
-                _index_put(mm, slots, number, _index_key_hash(entry), physical, store_timestamp)
+                put_index_entry(mm, slots, number, index_slot_hash(entry), physical, store_timestamp)
     if store.arrival_listeners:
         store.tell_arrivals([(topic, queue_id, queue_offset + 1, tags_code, store_timestamp, properties_text)])
     store.wake_flush()
@@ -162,7 +159,7 @@ def append_batch_in_place(store, str topic, int32_t queue_id, bytearray records,
     """Append, dispatch and announce the ``count`` encoded records of a batch whose files all have room:
     ``(physical offset, bytes, first queue offset, store timestamp, each record's offset)``, or None."""
     cdef Py_ssize_t position, cq_position, file_size, length = len(records), number, entry_count = 0
-    cdef int64_t queue_offset, physical, end_phy_offset = 0, store_timestamp, offset
+    cdef int64_t queue_offset, physical, end_phy_offset = 0, store_timestamp = 0, offset  # see append_in_place
     cdef list infos = []
     cdef list entries = []
     cdef list offsets
@@ -174,7 +171,7 @@ def append_batch_in_place(store, str topic, int32_t queue_id, bytearray records,
     cdef bint indexing = config.message_index_enable and store.index_service is not None
     position = 0
     while position < length:
-        info = _check_record(records, position, length, False)
+        info = read_record(records, position, length, False)
         if info.size <= 0:
             return None
         infos.append(info)
@@ -212,11 +209,11 @@ def append_batch_in_place(store, str topic, int32_t queue_id, bytearray records,
         for number in range(count):
             info = infos[number]
             offsets.append(offset)
-            _cq_put_unit(cq_mm, cq_position + number * CQ_UNIT, offset, info.size, info.tags_code)
+            put_cq_unit(cq_mm, cq_position + number * CQ_UNIT, offset, info.size, info.tags_code)
             keys = entries[number]
             if index_file is not None and offset >= end_phy_offset and keys:
                 for entry in keys:
-                    _index_put(index_mm, slots, slot_count, _index_key_hash(entry), offset, store_timestamp)
+                    put_index_entry(index_mm, slots, slot_count, index_slot_hash(entry), offset, store_timestamp)
                 end_phy_offset = offset
             offset += <int64_t>info.size
         cq_file.wrote_position = cq_position + count * CQ_UNIT
