@@ -51,3 +51,5 @@ cdef int put_cq_unit(object dst, Py_ssize_t position, int64_t physical_offset, i
 # 1 when the entry was put, 0 when the file is full.
 cdef int put_index_entry(object dst, Py_ssize_t hash_slot_num, Py_ssize_t index_num, int64_t key_hash,
                          int64_t physical_offset, int64_t store_timestamp) except -1
+# The body CRC of a record (zlib.crc32 & 0x7FFFFFFF) of a bytes object or any buffer.
+cdef int64_t body_crc(object body) except -1

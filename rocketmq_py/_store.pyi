@@ -24,6 +24,12 @@ SCHEDULE_TOPIC: str
 
 Buffer = Any  # anything with the buffer protocol: mmap, bytearray, memoryview, bytes (read only)
 
+#: "folding" (carry-less multiplication, x86-64) or "table": how this process computes a body CRC.
+CRC_METHOD: str
+
+def crc32(data: Buffer) -> int:
+    """``zlib.crc32(data)``: the compiled store's own CRC-32 (compiled only; the twin uses zlib)."""
+
 class RecordInfo:
     size: int
     topic: str

@@ -7,8 +7,6 @@ store files and the pull results of the general code; the C types take the
 interpreter out of the control flow around them. Compiled without
 wraparound, so a list's last item is named by its index.
 """
-import zlib
-
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytearray cimport PyByteArray_AS_STRING
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
@@ -17,7 +15,15 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy
 
 from rocketmq_py._bytes cimport load_i32, load_i64, store_i32
-from rocketmq_py._store cimport RecordInfo, index_slot_hash, put_cq_unit, put_index_entry, read_record, record_length
+from rocketmq_py._store cimport (
+    RecordInfo,
+    body_crc,
+    index_slot_hash,
+    put_cq_unit,
+    put_index_entry,
+    read_record,
+    record_length,
+)
 
 from rocketmq_py.store import layout
 from rocketmq_py.store.results import GetMessageStatus
@@ -29,7 +35,6 @@ cdef int CQ_UNIT = 20
 cdef Py_ssize_t QUEUE_ID_AT = 12
 cdef Py_ssize_t IPV4_HOST = 8
 cdef Py_ssize_t END_FILE_MIN_BLANK_LENGTH = layout.END_FILE_MIN_BLANK_LENGTH
-cdef object _crc32 = zlib.crc32
 cdef object _append_message = layout.append_message
 cdef object _index_header = layout.index_header
 cdef object _append_records = layout.append_records
@@ -103,7 +108,7 @@ def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body,
     cdef bint indexing = config.message_index_enable and store.index_service is not None
     entries = index_keys(topic, keys, uniq_key) if indexing else []
     record_size = record_length(sys_flag & ~0x30, len(body), len(topic_bytes), len(properties))
-    body_crc = _crc32(body) & 0x7FFFFFFF
+    cdef int64_t crc = body_crc(body)
     with store._write_lock:
         room = _room(store, consume_queue, topic, queue_id, record_size, 1, record_size, len(entries))
         if room is None:
@@ -120,7 +125,7 @@ def append_in_place(store, str topic, bytes topic_bytes, int32_t queue_id, body,
                 written = _append_message(
                     log_file.mm, position, file_size, topic_bytes, body, properties, queue_id, flag, queue_offset,
                     physical, sys_flag, born_timestamp, born_host, store_timestamp, store_host, reconsume_times, 0,
-                    body_crc,
+                    crc,
                 )
                 log_file.wrote_position = position + written
                 log_file.store_timestamp = store_timestamp
