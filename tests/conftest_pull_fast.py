@@ -108,7 +108,10 @@ async def run_pulls(root: Path, sends: list[bytes], pulls: list[bytes], *, fast:
     ones' hold to end; what it answered to the pulls, the offsets it committed and its store files."""
     config = BrokerConfig(broker_name="pull-diff", namesrv_addr="127.0.0.1:1", listen_port=10911,
                           bind_address="127.0.0.1", broker_ip1="127.0.0.1", fast_channel_enable=False,
-                          fast_pull_enable=fast)
+                          fast_pull_enable=fast,
+                          # All the sends are fed at once: on a busy machine the last of them could wait in
+                          # the send lane past the default 200 ms and be refused, and the runs would differ.
+                          wait_time_mills_in_send_queue=60_000)
     broker = BrokerController(config, MessageStoreConfig(store_path_root_dir=str(root)))
     broker.store.load()
     broker.store.start()
@@ -140,6 +143,10 @@ async def run_pulls(root: Path, sends: list[bytes], pulls: list[bytes], *, fast:
                 assert await lane.drain(10)
             for _ in range(3):  # the answers' writes
                 await asyncio.sleep(0)
+        # Every send was stored, in every queue, before the first pull.
+        for topic_config in TOPICS:
+            for queue_id in range(topic_config.write_queue_nums):
+                assert broker.store.get_max_offset_in_queue(topic_config.topic_name, queue_id) == PER_QUEUE
         transport.written.clear()
         for start in range(0, len(pulls), 5):
             connection.data_received(b"".join(pulls[start:start + 5]))
