@@ -26,6 +26,8 @@ CommitLog record layout (big-endian)::
 """
 from __future__ import annotations
 
+import errno
+import mmap
 import struct
 import zlib
 from typing import Any
@@ -447,6 +449,33 @@ def read_store_timestamp(buffer: Buffer, position: int, limit: int) -> int:
         return -1
     timestamp: int = _I64.unpack_from(view, at)[0]
     return timestamp
+
+
+# --- faulting pages in ahead of their writes ----------------------------------------------------------
+
+#: Linux's MADV_POPULATE_WRITE (5.14); Python's mmap module names it only from 3.13 on.
+MADV_POPULATE_WRITE = 23
+
+
+def populate_for_writing(dst: Buffer, position: int, length: int) -> bool:
+    """Fault in, writable, the pages of the mapping ``dst`` under ``[position, position + length)`` without
+    writing to them (Linux's MADV_POPULATE_WRITE). True when done; False when the kernel cannot, having changed
+    nothing. ``mmap.madvise`` holds the GIL while the kernel works: only the compiled form lets the putting
+    thread run meanwhile."""
+    view = _view(dst, writable=True)
+    if length < 0:
+        raise ValueError(f"a length of {length} bytes")
+    _check_span(view, position, position + length)
+    if length == 0:
+        return True
+    start = position - position % mmap.PAGESIZE
+    try:
+        dst.madvise(MADV_POPULATE_WRITE, start, position + length - start)
+    except OSError as error:
+        if error.errno == errno.EINVAL:
+            return False
+        raise
+    return True
 
 
 # --- ConsumeQueue ---------------------------------------------------------------------------------

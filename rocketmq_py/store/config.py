@@ -30,6 +30,9 @@ class MessageStoreConfig:
     mapped_file_size_commit_log: int = 1024 * 1024 * 1024
     mapped_file_size_consume_queue: int = 300_000 * CQ_UNIT_SIZE
     flush_interval_commit_log: int = 500
+    #: Our own setting: fault this many bytes of the CommitLog in ahead of the writes, from a thread of its own
+    #: (``rocketmq_py.store.prefault``); 0 leaves the page faults to the putting thread, as Java does.
+    commit_log_prefault_bytes: int = 32 * 1024 * 1024
     flush_commit_log_timed: bool = True
     flush_interval_consume_queue: int = 1000
     clean_resource_interval: int = 10_000

@@ -52,3 +52,5 @@ index_header = _impl.index_header
 index_start = _impl.index_start
 index_put = _impl.index_put
 index_select = _impl.index_select
+#: Not a layout: faulting a mapping's pages in ahead of their writes (see ``rocketmq_py.store.prefault``).
+populate_for_writing = _impl.populate_for_writing

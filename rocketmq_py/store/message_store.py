@@ -33,6 +33,7 @@ from rocketmq_py.store.commit_log import CommitLog, now_ms, record_offsets
 from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, SYNC_MASTER, MessageStoreConfig, delay_level_table
 from rocketmq_py.store.consume_queue import ConsumeQueue
 from rocketmq_py.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService, ServiceThread
+from rocketmq_py.store.prefault import CommitLogPrefaultService
 from rocketmq_py.store.index import IndexService
 from rocketmq_py.store.lock import StoreLock
 from rocketmq_py.store.mapped_file import StoreDiskFullError
@@ -94,6 +95,7 @@ class MessageStore(StoreReads):
         self.allocation_failed_at: float | None = None
         self._disk_usage = disk_usage
         self._flush_service: FlushRealTimeService | GroupCommitService | None = None
+        self.prefault_service: CommitLogPrefaultService | None = None
         self._flush_cq_service: FlushConsumeQueueService | None = None
         self.clean_service: CleanService | None = None
         self.schedule_service: ScheduleMessageService | None = None
@@ -188,6 +190,10 @@ class MessageStore(StoreReads):
         self.config.abort_path.touch()
         self._running = True
         services: list[ServiceThread] = [self._flush_service, self._flush_cq_service, self.clean_service]
+        if self.config.commit_log_prefault_bytes > 0:
+            self.prefault_service = CommitLogPrefaultService(self.commit_log.queue,
+                                                             self.config.commit_log_prefault_bytes)
+            services.append(self.prefault_service)
         if self.config.broker_role != SLAVE and self.schedule_service is not None:
             services.append(self.schedule_service)
         for service in services:
@@ -223,7 +229,8 @@ class MessageStore(StoreReads):
             self.store_lock.release()
             return
         self._running = False
-        for service in (self.schedule_service, self.clean_service, self._flush_service, self._flush_cq_service):
+        for service in (self.prefault_service, self.schedule_service, self.clean_service, self._flush_service,
+                        self._flush_cq_service):
             if service is not None and service.started:
                 service.shutdown()
         if self.index_service is not None:

@@ -1,0 +1,126 @@
+"""Faulting the CommitLog's next pages in ahead of the writes (``rocketmq_py.store.prefault``).
+
+The layout function runs in the form the suite runs (compiled, or the twin with ROCKETMQ_PY_NO_EXTENSIONS=1).
+That pages were faulted in shows in the minor page faults a thread takes writing to them afterwards.
+"""
+from __future__ import annotations
+
+import logging
+import mmap
+import os
+import resource
+
+import pytest
+
+from rocketmq_py.store import MessageStore, MessageStoreConfig, StoreMessage, layout
+from rocketmq_py.store.mapped_file import MappedFile
+from rocketmq_py.store.prefault import CommitLogPrefaultService
+
+PAGE = mmap.PAGESIZE
+
+
+def _faults_writing_each_page(mm: mmap.mmap, start: int, end: int) -> int:
+    """Minor faults this thread takes writing a zero (what the page holds) to each page of the span."""
+    before = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+    for position in range(start, end, PAGE):
+        mm[position] = 0
+    return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - before
+
+
+def test_populated_pages_take_no_fault_when_written_and_keep_their_bytes(tmp_path):
+    mapped = MappedFile(tmp_path / "00000000000000000000", 64 * PAGE * 4)
+    try:
+        assert layout.populate_for_writing(mapped.mm, 5, 64 * PAGE - 5) is True
+        assert mapped.mm[:64 * PAGE] == bytes(64 * PAGE)  # nothing was written
+        assert _faults_writing_each_page(mapped.mm, 0, 64 * PAGE) <= 2
+        # The pages after the populated span still fault when first written.
+        assert _faults_writing_each_page(mapped.mm, 64 * PAGE, 128 * PAGE) >= 32
+    finally:
+        mapped.close()
+
+
+def test_populate_checks_its_span(tmp_path):
+    mapped = MappedFile(tmp_path / "00000000000000000000", 4 * PAGE)
+    try:
+        assert layout.populate_for_writing(mapped.mm, 4 * PAGE, 0) is True
+        for position, length in ((0, 4 * PAGE + 1), (-1, 10), (PAGE, -1)):
+            with pytest.raises(ValueError):
+                layout.populate_for_writing(mapped.mm, position, length)
+    finally:
+        mapped.close()
+
+
+def test_a_closed_file_is_left_alone(tmp_path):
+    mapped = MappedFile(tmp_path / "00000000000000000000", 4 * PAGE)
+    mapped.close()
+    assert mapped.prefault(0, PAGE) is True
+
+
+def _store(tmp_path, ahead: int) -> MessageStore:
+    config = MessageStoreConfig(store_path_root_dir=str(tmp_path), mapped_file_size_commit_log=256 * PAGE,
+                                commit_log_prefault_bytes=ahead)
+    store = MessageStore(config)
+    store.load()
+    return store
+
+
+def _put(store: MessageStore, size: int = 3000) -> None:
+    message = StoreMessage(topic="T", body=os.urandom(size), queue_id=0, born_host="127.0.0.1:1",
+                           store_host="127.0.0.1:2", born_timestamp=1)
+    assert store.append_message(message).is_ok
+
+
+def test_the_store_runs_the_service_when_asked(tmp_path):
+    for ahead in (0, 16 * PAGE):
+        store = _store(tmp_path / str(ahead), ahead)
+        store.start()
+        service = store.prefault_service
+        try:
+            _put(store)
+            assert (service is None) if ahead == 0 else (service.started and not service.stopped)  # type: ignore[union-attr]
+        finally:
+            store.shutdown()
+        assert service is None or service.stopped
+
+
+def test_the_window_after_the_write_position_is_faulted_in_and_moves_with_it(tmp_path):
+    store = _store(tmp_path, ahead=0)  # the service is driven by hand here
+    store.start()
+    try:
+        queue = store.commit_log.queue
+        service = CommitLogPrefaultService(queue, 16 * PAGE)
+        _put(store)
+        last = queue.last_file()
+        assert last is not None
+        assert service.prefault_ahead() == 16 * PAGE
+        assert service.prefaulted_to == last.wrote_position + 16 * PAGE
+        assert service.prefault_ahead() == 0  # nothing new
+        assert last.mm[last.wrote_position:service.prefaulted_to] == bytes(16 * PAGE)  # nothing was written
+        assert _faults_writing_each_page(last.mm, last.wrote_position + PAGE, service.prefaulted_to) <= 2
+        first_end = last.wrote_position
+        _put(store)  # one record (3000 bytes and its head) more: the window moves by as much
+        assert service.prefault_ahead() == queue.last_file().wrote_position - first_end  # type: ignore[union-attr]
+        # To the next file when the CommitLog rolls.
+        while queue.last_file() is last:
+            _put(store)
+        assert service.prefault_ahead() > 0
+        following = queue.last_file()
+        assert following is not None and service.prefaulted_to == following.wrote_position + 16 * PAGE
+    finally:
+        store.shutdown()
+
+
+def test_a_kernel_that_cannot_stops_the_service_and_the_store_writes_on(tmp_path, monkeypatch, caplog):
+    caplog.set_level(logging.INFO, logger="rocketmq_py.store.prefault")
+    store = _store(tmp_path, ahead=0)
+    store.start()
+    monkeypatch.setattr(layout, "populate_for_writing", lambda dst, position, length: False)
+    try:
+        service = CommitLogPrefaultService(store.commit_log.queue, 16 * PAGE)
+        _put(store)
+        assert service.prefault_ahead() == 0 and service.unsupported
+        assert "cannot fault pages in ahead" in caplog.text
+        assert service.prefault_ahead() == 0
+        _put(store)
+    finally:
+        store.shutdown()
