@@ -165,9 +165,9 @@ cdef extern from *:
     #define RMQ_CRC_FOLDING 1
 
     /* Folding by carry-less multiplication (Intel's "Fast CRC Computation for Generic Polynomials Using
-       PCLMULQDQ"), for the reflected polynomial 0xEDB88320: the constants are x^k mod P for the fold
-       distances 4*128+64, 4*128, 128+64, 128, 64 and 32 bits, then P and the Barrett quotient. Takes
-       ``len`` >= 64, a multiple of 16. */
+       PCLMULQDQ"), for the reflected polynomial 0xEDB88320: k1/k2 fold four lanes 512 bits on, k3/k4 one
+       lane 128 bits on, k5 folds 64 bits to 32, then P' and the Barrett quotient mu reduce to the remainder
+       (the paper's constants for this polynomial). Takes ``len`` >= 64, a multiple of 16. */
     __attribute__((target("pclmul,sse4.1")))
     static uint32_t rmq_crc_fold(uint32_t state, const uint8_t *p, size_t len) {
         const __m128i k1k2 = _mm_set_epi64x(0x1c6e41596LL, 0x154442bd4LL);
@@ -256,6 +256,10 @@ CRC_METHOD = "folding" if rmq_crc_folding else "table"
 
 def crc32(data):
     """``zlib.crc32(data)``, computed here (see ``CRC_METHOD``)."""
+    return _crc32_of(data)
+
+
+cdef int64_t _crc32_of(object data) except -1:
     cdef ReadBytes bytes_read
     _read_bytes(data, &bytes_read)
     try:
@@ -269,12 +273,7 @@ cdef inline int64_t _crc(const uint8_t* data, Py_ssize_t length) noexcept:
 
 
 cdef int64_t body_crc(object body) except -1:
-    cdef ReadBytes bytes_read
-    _read_bytes(body, &bytes_read)
-    try:
-        return rmq_crc32(bytes_read.data, bytes_read.length) & 0x7FFFFFFF
-    finally:
-        _release_bytes(&bytes_read)
+    return _crc32_of(body) & 0x7FFFFFFF
 
 
 # --- hashes ----------------------------------------------------------------------------------------
