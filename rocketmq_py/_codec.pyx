@@ -73,25 +73,17 @@ cdef extern from "Python.h":
     bint Py_UNICODE_ISALPHA(Py_UCS4 ch)
     long long PyLong_AsLongLongAndOverflow(object value, int* overflow) except? -1
 
-# Building RemotingCommand and MessageExt is on every decode path: create the
-# instance with tp_new and store straight into its __slots__ (each slot is a
-# PyMemberDef at a fixed offset), which skips the Python-level __init__ and
-# the attribute machinery. _bind_slots checks that this is exactly what
-# __init__ would produce; otherwise the constructor is used.
+# Building RemotingCommand, MessageExt and header objects is on every decode
+# path: create the instance with tp_new and store straight into its __slots__
+# (each slot is a PyMemberDef at a fixed offset), which skips the Python-level
+# __init__ and the attribute machinery. _bind_slots (and _laid_out for headers)
+# checks that this is exactly what __init__ would produce; otherwise the
+# constructor (or setattr) is used.
 cdef extern from *:
     """
     #include <structmember.h>
     static PyObject *rmq_new_instance(PyObject *type, PyObject *no_args) {
         PyTypeObject *t = (PyTypeObject *)type;
-        return t->tp_new(t, no_args, NULL);
-    }
-    /* An instance that gets its __dict__ set next: object.__new__ without preparing the inline attribute values
-       (CPython 3.11-3.12), which setting __dict__ would first turn into a dict and drop. Any other __new__ runs. */
-    static PyObject *rmq_new_bare_instance(PyObject *type, PyObject *no_args) {
-        PyTypeObject *t = (PyTypeObject *)type;
-        if (t->tp_new == PyBaseObject_Type.tp_new && !(t->tp_flags & Py_TPFLAGS_IS_ABSTRACT)) {
-            return t->tp_alloc(t, 0);
-        }
         return t->tp_new(t, no_args, NULL);
     }
     static Py_ssize_t rmq_slot_offset(PyObject *descriptor) {
@@ -122,7 +114,6 @@ cdef extern from *:
     }
     """
     object rmq_new_instance(object cls, object no_args)
-    object rmq_new_bare_instance(object cls, object no_args)
     Py_ssize_t rmq_slot_offset(object descriptor)
     PyObject* rmq_read_slot(object obj, Py_ssize_t offset)
     dict rmq_new_dict(Py_ssize_t count)

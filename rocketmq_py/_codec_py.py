@@ -393,10 +393,9 @@ _SAFE_DIGITS = {32: 9, 64: 18}
 
 def header_to_fields(header: object, plan: HeaderPlan) -> dict[str, str]:
     """extFields of a header dataclass, written as Java's ``toString()`` writes them; ``None`` fields are left out."""
-    values = header.__dict__
     fields: dict[str, str] = {}
     for attribute, name, kind, _required, _bits, _strict in plan.entries:
-        value = values[attribute]
+        value = getattr(header, attribute)
         if value is None:
             continue
         if kind == HEADER_BOOL:
@@ -412,7 +411,7 @@ def header_from_fields(cls: type, fields: Mapping[str, Any] | None, plan: Header
     """The header dataclass ``cls`` read from extFields as Java reads them (see ``common.headers.base``).
 
     The instance is made without calling ``__init__`` (header dataclasses have no ``__post_init__``):
-    every field gets its value or its default.
+    every field's slot gets its value or its default, in declaration order.
     """
     get = (fields or {}).get
     values = dict(plan.defaults)
@@ -440,7 +439,8 @@ def header_from_fields(cls: type, fields: Mapping[str, Any] | None, plan: Header
             except ValueError:
                 plan.bad_float(cls, name, text)
     header: Any = object.__new__(cls)
-    header.__dict__.update(values)
+    for attribute, value in values.items():
+        setattr(header, attribute, value)
     return header
 
 

@@ -3,6 +3,8 @@ straight into the frame, and the frame is the one the command would make with th
 ``ext_fields``, in both codecs, in both serializations, with or without extra ``ext_fields``."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 from rocketmq_py.client.api import MQClientAPI
 from rocketmq_py.codec import RemotingCommand
 from rocketmq_py.common.acl import SessionCredentials
-from rocketmq_py.common.headers.base import CommandHeader
+from rocketmq_py.common.headers.base import CommandHeader, MissingHeaderFieldError, wire
 from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
 from rocketmq_py.remoting import RemotingClient
 from rocketmq_py.remoting.command import create_request
@@ -79,20 +81,43 @@ def test_the_frame_decodes_to_the_header_fields_then_the_extras(twin, compiled, 
 
 
 @pytest.mark.parametrize("serialize_type", [0, 1])
-def test_fields_are_found_whatever_the_order_of_the_instance_dict(twin, compiled, serialize_type):
-    # The encoder walks the instance dict in declaration order and looks a field up when the next item is
-    # another one: reversed items, and names that are equal but not the interned ones, must change nothing.
+def test_a_header_with_an_unset_field_fails_alike(twin, compiled, serialize_type):
+    # The compiled encoder reads each field from its slot; an empty slot must raise getattr's own error.
     header = _send_header()
-    expected = twin.encode_command(RemotingCommand(code=310, ext_fields=header.to_ext_fields(),
-                                                   serialize_type=serialize_type))
-    header.__dict__ = dict(reversed(list(header.__dict__.items())))
-    header.extra = "not a field"
-    reordered = RemotingCommand(code=310, serialize_type=serialize_type, custom_header=header)
-    renamed_header = _send_header()
-    renamed_header.__dict__ = {"".join(list(name)): value for name, value in vars(renamed_header).items()}
-    renamed = RemotingCommand(code=310, serialize_type=serialize_type, custom_header=renamed_header)
+    del header.topic
+    command = RemotingCommand(code=310, serialize_type=serialize_type, custom_header=header)
+    assert _frame(compiled, command) == _frame(twin, command)
+    assert _frame(twin, command)[:2] == ("raised", "AttributeError")
+
+
+@dataclasses.dataclass(slots=True)
+class _HookedHeader(CommandHeader):
+    """A header whose fields are set through a hook: the mapping must go through setattr and getattr for it."""
+
+    topic: str = wire("topic", required=True)
+    count: int | None = wire("count")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        _HOOK_CALLS.append(name)
+        object.__setattr__(self, name, value.upper() if isinstance(value, str) else value)
+
+
+_HOOK_CALLS: list[str] = []
+
+
+@pytest.mark.parametrize("serialize_type", [0, 1])
+def test_a_header_class_with_a_setattr_hook_is_mapped_through_it(twin, compiled, serialize_type):
     for codec in (twin, compiled):
-        assert codec.encode_command(reordered) == expected == codec.encode_command(renamed)
+        _HOOK_CALLS.clear()
+        header = codec.header_from_fields(_HookedHeader, {"count": "3", "topic": "t"}, _HookedHeader._plan())
+        assert (header.topic, header.count, _HOOK_CALLS) == ("T", 3, ["topic", "count"])
+        _HOOK_CALLS.clear()
+        with pytest.raises(MissingHeaderFieldError):
+            codec.header_from_fields(_HookedHeader, {"count": "3"}, _HookedHeader._plan())
+        assert _HOOK_CALLS == []  # nothing is set before every field parsed
+        frame = codec.encode_command(RemotingCommand(code=1, serialize_type=serialize_type, custom_header=header))
+        assert codec.decode_frame(frame[4:]).ext_fields == {"topic": "T", "count": "3"}
+
 
 def test_an_object_without_a_header_plan_fails_alike(twin, compiled):
     command = RemotingCommand(code=310, custom_header=object())  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from rocketmq_py.errors import (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class ExampleHeader(CommandHeader):
     topic: str = wire("b", required=True)
     queue_id: int = wire("e", required=True)
@@ -38,11 +38,20 @@ def test_missing_required_field_is_a_typed_error():
 
 
 def test_unparseable_optional_value_keeps_the_default():
-    @dataclass
+    @dataclass(slots=True)
     class Optional_(CommandHeader):
         count: int | None = wire("count")
 
     assert Optional_.from_ext_fields({"count": "not-a-number"}).count is None
+
+
+def test_a_header_class_with_an_instance_dict_is_refused():
+    @dataclass
+    class WithDict(CommandHeader):
+        topic: str | None = wire("topic")
+
+    with pytest.raises(TypeError, match="slots=True"):
+        WithDict.from_ext_fields({"topic": "T"})
 
 
 @pytest.mark.parametrize(

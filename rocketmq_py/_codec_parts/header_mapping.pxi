@@ -5,10 +5,7 @@
 
 cdef extern from "Python.h":
     object PyUnicode_DecodeASCII(const char* data, Py_ssize_t size, const char* errors)
-    int PyObject_GenericSetDict(object obj, object value, void* context) except -1
-    object PyObject_GenericGetDict(object obj, void* context)
     PyObject* PyDict_GetItemWithError(object mapping, object key) except? NULL
-    object PyDict_Copy(object mapping)
     object PyLong_FromLongLong(long long value)
 
 # The kinds of _codec_types, as C constants (checked against them at import).
@@ -33,16 +30,16 @@ cdef inline object _decimal_text(long long value):
 
 def header_to_fields(header, plan) -> dict:
     """extFields of a header dataclass, written as Java's ``toString()`` writes them; ``None`` fields are left out."""
-    cdef dict values = header.__dict__
+    cdef _SlotPlan laid_out = _laid_out(type(header), plan)
     cdef dict fields = {}
-    cdef tuple entry
+    cdef Py_ssize_t i
     cdef long long number
-    for entry in <tuple>plan[0]:
-        value = values[entry[0]]
+    for i in range(laid_out.count):
+        value = _slot_value(header, laid_out, i)
         if value is None:
             continue
-        text = _field_text(value, entry[2], &number)
-        PyDict_SetItem(fields, entry[1], _decimal_text(number) if text is None else text)
+        text = _field_text(value, laid_out.kinds[i], &number)
+        PyDict_SetItem(fields, <object>laid_out.names[i], _decimal_text(number) if text is None else text)
     return fields
 
 
@@ -61,49 +58,40 @@ cdef object _field_text(object value, int kind, long long* number):
     return str(value)
 
 
-cdef object _direct_plan(object header, object ext_fields):
-    """The plan of the custom ``header`` when the encoder can write its fields straight into the frame, else None:
-    with extra ``ext_fields`` to merge, or for a class without a plan yet, the encoder writes
+cdef _SlotPlan _direct_plan(object header, object ext_fields):
+    """The laid-out plan of the custom ``header`` when the encoder can write its fields straight into the frame, else
+    None: with extra ``ext_fields`` to merge, or for a class without a plan yet, the encoder writes
     ``cmd.wire_ext_fields()`` as the twin always does."""
     cdef PyObject* found
     if ext_fields:
         return None
-    found = PyDict_GetItemWithError(_header_plans, type(header))
+    cls = type(header)
+    found = PyDict_GetItemWithError(_header_plans, cls)
     if found == NULL:
         return None
-    return <object>found
+    return _laid_out(cls, <object>found)
 
 
-cdef int _w_header_entries(Writer* w, object header, object plan, bint json) except -1:
-    """The extFields entries ``header_to_fields(header, plan)`` would give, written in order as the JSON map's
-    members or the ROCKETMQ ext block's entries."""
-    # header.__dict__ without looking the descriptor up: the class has a plan, so it is a plain header dataclass.
-    cdef dict values = PyObject_GenericGetDict(header, NULL)
-    cdef tuple entry
+cdef int _w_header_entries(Writer* w, object header, _SlotPlan laid_out, bint json) except -1:
+    """The extFields entries ``header_to_fields`` would give, written in order as the JSON map's members or the
+    ROCKETMQ ext block's entries."""
+    cdef Py_ssize_t i
     cdef long long number
     cdef char digits[24]
     cdef int start
     cdef bint first = True
-    cdef Py_ssize_t position = 0
-    cdef PyObject* key_ptr
-    cdef PyObject* value_ptr
-    for entry in <tuple>plan[0]:
-        # __init__ and header_from_fields fill the instance dict in declaration order, so the next item
-        # usually is this field (its interned name): a lookup only when it is not.
-        if PyDict_Next(values, &position, &key_ptr, &value_ptr) and <object>key_ptr is entry[0]:
-            value = <object>value_ptr
-        else:
-            value = values[entry[0]]
+    cdef PyObject* key
+    for i in range(laid_out.count):
+        value = _slot_value(header, laid_out, i)
         if value is None:
             continue
-        name = entry[1]
-        text = _field_text(value, entry[2], &number)
+        text = _field_text(value, laid_out.kinds[i], &number)
         if json:
             if not first:
                 _w_byte(w, b',')
             first = False
-            _w_json_str(w, name)
-            _w_byte(w, b':')
+            key = laid_out.json_keys[i]
+            _w_put(w, PyBytes_AS_STRING(<object>key), PyBytes_GET_SIZE(<object>key))
             if text is None:
                 start = _decimal_digits(digits, number)
                 _w_byte(w, b'"')
@@ -111,14 +99,51 @@ cdef int _w_header_entries(Writer* w, object header, object plan, bint json) exc
                 _w_byte(w, b'"')
             else:
                 _w_json_str(w, text)
-        elif text is None:
+            continue
+        key = laid_out.rocketmq_keys[i]
+        if key == NULL:  # too long for the int16 length: _w_ext_key raises as for any other key
+            _w_ext_key(w, <object>laid_out.names[i])
+        else:
+            _w_put(w, PyBytes_AS_STRING(<object>key), PyBytes_GET_SIZE(<object>key))
+        if text is None:
             start = _decimal_digits(digits, number)
-            _w_ext_key(w, name)
             _w_u32(w, <uint32_t>(24 - start))
             _w_put(w, digits + start, 24 - start)
         else:
-            _w_ext_entry(w, name, text)
+            _w_ext_value(w, text)
     return 0
+
+
+cdef int _w_ext_value(Writer* w, object text) except -1:
+    """A ROCKETMQ ext entry's value (a str): its UTF-8 length, then its bytes."""
+    cdef const char* data
+    cdef Py_ssize_t length
+    owner = _utf8_of(text, &data, &length)
+    _w_u32(w, <uint32_t>length)
+    _w_put(w, data, length)
+    return 0
+
+
+cdef bytes _key_prefix(object name, bint json):
+    """What the header writer puts before a field's value: the ROCKETMQ key (int16 length and UTF-8), or the JSON
+    member name and colon; None for a ROCKETMQ key too long for its length."""
+    cdef Writer w
+    cdef const char* data
+    cdef Py_ssize_t length
+    if not json:
+        owner = _utf8_of(name, &data, &length)
+        if length > 0x7FFF:
+            return None
+    _w_init(&w)
+    try:
+        if json:
+            _w_json_str(&w, name)
+            _w_byte(&w, b':')
+        else:
+            _w_ext_key(&w, name)
+        return _w_bytes(&w)
+    finally:
+        _w_free(&w)
 
 
 cdef object _short_ascii_int(object text, int bits):
@@ -143,7 +168,7 @@ def header_from_fields(cls, fields, plan):
     """The header dataclass ``cls`` read from extFields as Java reads them (see ``common.headers.base``).
 
     The instance is made without calling ``__init__`` (header dataclasses have no ``__post_init__``):
-    every field gets its value or its default.
+    every field's slot gets its value or its default.
     """
     return _header_from_fields(cls, fields, plan)
 
@@ -175,52 +200,70 @@ cdef inline bint _is_ascii_true(object text) noexcept:
             and (data[3] | 0x20) == b'e')
 
 
-cdef class _ReadPlan:
-    """A HeaderPlan's entries laid out in C arrays for ``_header_from_fields``, made once per header class.
+cdef class _SlotPlan:
+    """A HeaderPlan laid out in C arrays for one header class, made once per class: the field names and kinds the
+    mapping walks, and the offset of each field's slot in an instance.
 
-    The arrays borrow the entries' objects; ``plan`` keeps them alive."""
+    ``offsets`` is NULL for a class whose instances do not keep each field in a plain slot of their own (a
+    ``__setattr__`` hook, a property): the mapping then goes through getattr and setattr, as the twin does. The arrays
+    borrow the entries' and the defaults' objects; ``plan`` keeps them alive."""
     cdef object plan
     cdef Py_ssize_t count
     cdef PyObject** attributes
     cdef PyObject** names
     cdef PyObject** bits_objects
     cdef PyObject** strict_objects
+    cdef PyObject** defaults
+    cdef PyObject** rocketmq_keys  # _key_prefix of each wire name, or NULL where it is None
+    cdef PyObject** json_keys
+    cdef tuple key_prefixes  # owns what those two borrow
+    cdef Py_ssize_t* offsets
     cdef int* kinds
     cdef int* bits
     cdef char* required
-    cdef dict defaults
     cdef object missing, slow_int, bad_float
 
     def __dealloc__(self):
         PyMem_Free(self.attributes)
+        PyMem_Free(self.offsets)
         PyMem_Free(self.kinds)
         PyMem_Free(self.required)
 
 
-cdef dict _read_plans = {}
+cdef dict _laid_out_plans = {}
 
 
-cdef _ReadPlan _read_plan_of(object cls, object plan):
-    cdef PyObject* found = PyDict_GetItemWithError(_read_plans, cls)
-    cdef _ReadPlan laid_out
+cdef _SlotPlan _laid_out(object cls, object plan):
+    """The laid-out ``plan`` for instances of ``cls`` (cached per class while its plan stays the same)."""
+    cdef PyObject* found = PyDict_GetItemWithError(_laid_out_plans, cls)
+    cdef _SlotPlan laid_out
     cdef tuple entries, entry
     cdef Py_ssize_t i, count
-    if found != NULL and (<_ReadPlan>found).plan is plan:
-        return <_ReadPlan>found
+    if found != NULL and (<_SlotPlan>found).plan is plan:
+        return <_SlotPlan>found
     entries = <tuple>plan[0]
     count = len(entries)
-    laid_out = _ReadPlan.__new__(_ReadPlan)
+    laid_out = _SlotPlan.__new__(_SlotPlan)
     laid_out.plan = plan
     laid_out.count = count
-    laid_out.attributes = <PyObject**>PyMem_Malloc(4 * count * sizeof(PyObject*) + 1)
+    laid_out.attributes = <PyObject**>PyMem_Malloc(7 * count * sizeof(PyObject*) + 1)
+    laid_out.offsets = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t) + 1)
     laid_out.kinds = <int*>PyMem_Malloc(2 * count * sizeof(int) + 1)
     laid_out.required = <char*>PyMem_Malloc(count + 1)
-    if laid_out.attributes == NULL or laid_out.kinds == NULL or laid_out.required == NULL:
+    if (laid_out.attributes == NULL or laid_out.offsets == NULL or laid_out.kinds == NULL
+            or laid_out.required == NULL):
         raise MemoryError()
     laid_out.names = laid_out.attributes + count
     laid_out.bits_objects = laid_out.attributes + 2 * count
     laid_out.strict_objects = laid_out.attributes + 3 * count
+    laid_out.defaults = laid_out.attributes + 4 * count
+    laid_out.rocketmq_keys = laid_out.attributes + 5 * count
+    laid_out.json_keys = laid_out.attributes + 6 * count
+    laid_out.key_prefixes = tuple([_key_prefix(entry[1], False) for entry in entries]
+                                  + [_key_prefix(entry[1], True) for entry in entries])
     laid_out.bits = laid_out.kinds + count
+    defaults = plan[1]
+    plain = cls.__setattr__ is object.__setattr__ and cls.__getattribute__ is object.__getattribute__
     for i in range(count):
         entry = <tuple>entries[i]
         laid_out.attributes[i] = <PyObject*>entry[0]
@@ -230,27 +273,51 @@ cdef _ReadPlan _read_plan_of(object cls, object plan):
         laid_out.bits[i] = entry[4]
         laid_out.bits_objects[i] = <PyObject*>entry[4]
         laid_out.strict_objects[i] = <PyObject*>entry[5]
-    laid_out.defaults = plan[1]
+        laid_out.defaults[i] = <PyObject*>defaults[entry[0]]
+        prefix = laid_out.key_prefixes[i]
+        laid_out.rocketmq_keys[i] = NULL if prefix is None else <PyObject*>prefix
+        laid_out.json_keys[i] = <PyObject*>laid_out.key_prefixes[count + i]
+        descriptor = getattr(cls, entry[0], None)
+        laid_out.offsets[i] = (rmq_slot_offset(descriptor)
+                               if plain and isinstance(descriptor, types.MemberDescriptorType) else -1)
+        if laid_out.offsets[i] < 0:
+            plain = False
+    if not plain:
+        PyMem_Free(laid_out.offsets)
+        laid_out.offsets = NULL
     laid_out.missing = plan[2]
     laid_out.slow_int = plan[3]
     laid_out.bad_float = plan[4]
-    _read_plans[cls] = laid_out
+    _laid_out_plans[cls] = laid_out
     return laid_out
 
 
+cdef inline object _slot_value(object header, _SlotPlan laid_out, Py_ssize_t i):
+    """Field ``i`` of ``header``, read from its slot; an unset slot raises getattr's own AttributeError."""
+    cdef PyObject* value
+    if laid_out.offsets != NULL:
+        value = rmq_read_slot(header, laid_out.offsets[i])
+        if value != NULL:
+            return <object>value
+    return getattr(header, <object>laid_out.attributes[i])
+
+
 cdef object _header_from_fields(object cls, object fields, object plan):
-    cdef _ReadPlan laid_out = _read_plan_of(cls, plan)
-    cdef dict values = PyDict_Copy(laid_out.defaults)
+    cdef _SlotPlan laid_out = _laid_out(cls, plan)
     cdef Py_ssize_t i
     cdef int kind
     cdef PyObject* found
     cdef PyObject* key_ptr
     cdef Py_ssize_t position = 0
     cdef Py_ssize_t next_position
+    cdef bint fill_slots = laid_out.offsets != NULL
+    # A class that sets its attributes its own way gets them after every field parsed, in order, as the twin sets them.
+    cdef dict values = None if fill_slots else {}
     if fields is None:
         fields = _EMPTY_FIELDS
     cdef bint plain = type(fields) is dict
     get = None if plain else fields.get
+    header = rmq_new_instance(cls, _NO_ARGS)
     for i in range(laid_out.count):
         name = <object>laid_out.names[i]
         if plain:
@@ -268,31 +335,37 @@ cdef object _header_from_fields(object cls, object fields, object plan):
                 text = <object>found
         else:
             text = get(name)
+        value = <object>laid_out.defaults[i]
         if text is None:
             if laid_out.required[i]:
                 laid_out.missing(cls, name)
-            continue
-        kind = laid_out.kinds[i]
-        attribute = <object>laid_out.attributes[i]
-        if kind == K_STR:
-            PyDict_SetItem(values, attribute, text)
-        elif kind == K_INT:
-            number = _short_ascii_int(text, laid_out.bits[i])
-            if number is None:
-                number = laid_out.slow_int(cls, name, text, <object>laid_out.bits_objects[i],
-                                           <object>laid_out.strict_objects[i])
-            if number is not None:
-                PyDict_SetItem(values, attribute, number)
-        elif kind == K_BOOL:
-            if PyUnicode_CheckExact(text) and PyUnicode_IS_ASCII(text):
-                PyDict_SetItem(values, attribute, _is_ascii_true(text))
-            else:
-                PyDict_SetItem(values, attribute, text.lower() == "true")
         else:
-            try:
-                PyDict_SetItem(values, attribute, float(text))
-            except ValueError:
-                laid_out.bad_float(cls, name, text)
-    header = rmq_new_bare_instance(cls, _NO_ARGS)
-    PyObject_GenericSetDict(header, values, NULL)
+            kind = laid_out.kinds[i]
+            if kind == K_STR:
+                value = text
+            elif kind == K_INT:
+                number = _short_ascii_int(text, laid_out.bits[i])
+                if number is None:
+                    number = laid_out.slow_int(cls, name, text, <object>laid_out.bits_objects[i],
+                                               <object>laid_out.strict_objects[i])
+                if number is not None:
+                    value = number
+            elif kind == K_BOOL:
+                if PyUnicode_CheckExact(text) and PyUnicode_IS_ASCII(text):
+                    value = _is_ascii_true(text)
+                else:
+                    value = text.lower() == "true"
+            else:
+                try:
+                    value = float(text)
+                except ValueError:
+                    laid_out.bad_float(cls, name, text)
+        if fill_slots:
+            rmq_fill_slot(header, laid_out.offsets[i], value)
+        else:
+            PyDict_SetItem(values, <object>laid_out.attributes[i], value)
+    if not fill_slots:
+        for attribute, value in values.items():
+            setattr(header, attribute, value)
     return header
+

@@ -18,12 +18,12 @@ def encode_json_header(cmd) -> bytes:
 cdef int _w_json_header(Writer* w, object cmd) except -1:
     cdef const char* data
     cdef Py_ssize_t length
+    cdef _SlotPlan plan = None
     # Keys in fastjson's alphabetical order; values are read in the twin's order.
     _w_text(w, b'{"code":')
     _w_decimal(w, _i32(_field(cmd, RC_CODE, "code")))
     header = _field(cmd, RC_CUSTOM_HEADER, "custom_header")
     ext_fields = _field(cmd, RC_EXT_FIELDS, "ext_fields")
-    plan = None
     if header is not None:
         plan = _direct_plan(header, ext_fields)
         if plan is None:

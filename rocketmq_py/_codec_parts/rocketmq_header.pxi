@@ -27,6 +27,7 @@ cdef int _w_binary_header(Writer* w, object cmd) except -1:
     cdef int language
     cdef int16_t code, version
     cdef int32_t opaque, flag
+    cdef _SlotPlan plan
     # The fixed fields are filled in last: the twin checks them after the ext map.
     _w_reserve(w, 13)
     w.length += 13  # code, language, version, opaque, flag

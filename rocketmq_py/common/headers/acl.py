@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from rocketmq_py.common.headers.base import CommandHeader, wire
 
 
-@dataclass
+@dataclass(slots=True)
 class CreateAccessConfigRequestHeader(CommandHeader):
     """``topic_perms`` and ``group_perms`` are comma-separated ``name=PERM`` entries."""
 
@@ -22,12 +22,12 @@ class CreateAccessConfigRequestHeader(CommandHeader):
     group_perms: str | None = wire("groupPerms")
 
 
-@dataclass
+@dataclass(slots=True)
 class DeleteAccessConfigRequestHeader(CommandHeader):
     access_key: str = wire("accessKey", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class UpdateGlobalWhiteAddrsConfigRequestHeader(CommandHeader):
     """``global_white_addrs`` is comma-separated; an empty ``acl_file_full_path`` means the default ACL file."""
 
@@ -35,7 +35,7 @@ class UpdateGlobalWhiteAddrsConfigRequestHeader(CommandHeader):
     acl_file_full_path: str = wire("aclFileFullPath", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class GetBrokerAclConfigResponseHeader(CommandHeader):
     """``version`` is the default file's DataVersion JSON; ``all_acl_file_version`` maps each file to its own."""
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from rocketmq_py.common.headers.base import CommandHeader, wire
 
 
-@dataclass
+@dataclass(slots=True)
 class CreateTopicRequestHeader(CommandHeader):
     """UPDATE_AND_CREATE_TOPIC (17); ``topic_filter_type`` is ``SINGLE_TAG`` or ``MULTI_TAG``."""
 
@@ -26,42 +26,42 @@ class CreateTopicRequestHeader(CommandHeader):
     order: bool = wire("order", False, required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class TopicRequestHeader(CommandHeader):
     """DELETE_TOPIC_IN_BROKER (215), GET_TOPIC_STATS_INFO (202) and QUERY_TOPIC_CONSUME_BY_WHO (300)."""
 
     topic: str = wire("topic", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class GetConsumeStatsRequestHeader(CommandHeader):
     consumer_group: str = wire("consumerGroup", required=True)
     topic: str | None = wire("topic")
 
 
-@dataclass
+@dataclass(slots=True)
 class GetConsumerConnectionListRequestHeader(CommandHeader):
     consumer_group: str = wire("consumerGroup", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class GetProducerConnectionListRequestHeader(CommandHeader):
     producer_group: str = wire("producerGroup", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class DeleteSubscriptionGroupRequestHeader(CommandHeader):
     group_name: str = wire("groupName", required=True)
     remove_offset: bool = wire("removeOffset", False)
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryConsumeTimeSpanRequestHeader(CommandHeader):
     topic: str = wire("topic", required=True)
     group: str = wire("group", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class CloneGroupOffsetRequestHeader(CommandHeader):
     src_group: str = wire("srcGroup", required=True)
     dest_group: str = wire("destGroup", required=True)
@@ -69,14 +69,14 @@ class CloneGroupOffsetRequestHeader(CommandHeader):
     offline: bool = wire("offline", False)
 
 
-@dataclass
+@dataclass(slots=True)
 class GetBrokerConfigResponseHeader(CommandHeader):
     """GET_BROKER_CONFIG (26): ``version`` is the configuration's DataVersion JSON."""
 
     version: str = wire("version", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class ViewBrokerStatsDataRequestHeader(CommandHeader):
     """VIEW_BROKER_STATS_DATA (315): ``stats_name`` is a BrokerStatsManager statistic (``TOPIC_PUT_NUMS``, ...)."""
 
@@ -84,14 +84,14 @@ class ViewBrokerStatsDataRequestHeader(CommandHeader):
     stats_key: str = wire("statsKey", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class GetConsumeStatsInBrokerHeader(CommandHeader):
     """GET_BROKER_CONSUME_STATS (317): Java's field is ``isOrder``, and extFields take the field name."""
 
     is_order: bool = wire("isOrder", False, required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryConsumeQueueRequestHeader(CommandHeader):
     """QUERY_CONSUME_QUEUE (321): ``count`` units of ``topic``'s queue from queue offset ``index``."""
 
@@ -102,7 +102,7 @@ class QueryConsumeQueueRequestHeader(CommandHeader):
     consumer_group: str | None = wire("consumerGroup")
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryCorrectionOffsetHeader(CommandHeader):
     """QUERY_CORRECTION_OFFSET (308): ``filter_groups`` is a comma-separated list of groups to leave out."""
 
@@ -111,7 +111,7 @@ class QueryCorrectionOffsetHeader(CommandHeader):
     filter_groups: str | None = wire("filterGroups")
 
 
-@dataclass
+@dataclass(slots=True)
 class ResumeCheckHalfMessageRequestHeader(CommandHeader):
     """RESUME_CHECK_HALF_MESSAGE (323): ``msg_id`` is the offset message id of a half message."""
 

@@ -2,10 +2,12 @@
 
 Java names an extField after the header class's field (found by reflection),
 writes values with ``toString()`` and parses them back with ``Integer.parseInt``
-and friends. A header dataclass here declares its fields in Python spelling and
-gives the Java name with :func:`wire`; ``required=True`` marks the
-``@CFNotNull`` fields and ``bits=64`` the ``Long``/``long`` ones (the others
-are ``Integer``/``int``).
+and friends. A header here is a ``@dataclass(slots=True)`` subclass of
+:class:`CommandHeader` that declares its fields in Python spelling and gives
+the Java name with :func:`wire`; ``required=True`` marks the ``@CFNotNull``
+fields and ``bits=64`` the ``Long``/``long`` ones (the others are
+``Integer``/``int``). Slots, not an instance dict: the codec reads and fills a
+header's fields straight from their slots, on every request.
 
 Parsing is Java's: an optional sign and decimal digits, nothing else (no
 blanks, no ``_``, no ``1.5``), within the Java type's range. What Java would
@@ -90,13 +92,15 @@ def parse_java_integer(text: str, bits: int) -> int | None:
 
 
 class CommandHeader:
-    """Base of the header dataclasses; subclasses are ``@dataclass`` classes using :func:`wire`.
+    """Base of the header dataclasses; subclasses are ``@dataclass(slots=True)`` classes using :func:`wire`.
 
     Headers are built and parsed for every request, so each class's fields are
     laid out once as a :class:`HeaderPlan` and the codec (compiled, or its
     pure-Python twin) does the mapping in one pass, without calling
     ``__init__`` on the way in.
     """
+
+    __slots__ = ()
 
     #: True for Java's FastCodesHeader classes: any number that does not parse refuses the request.
     fast_codes: ClassVar[bool] = False
@@ -130,9 +134,9 @@ _KINDS = {str: HEADER_STR, int: HEADER_INT, bool: HEADER_BOOL, float: HEADER_FLO
 
 
 def _make_plan(cls: type[CommandHeader]) -> HeaderPlan:
-    if hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__:
-        raise TypeError(f"{cls.__name__}: the header mapping fills __dict__ without calling __init__, "
-                        "so a header class can have neither __post_init__ nor __slots__")
+    if hasattr(cls, "__post_init__") or cls.__dictoffset__ != 0:  # instances with a __dict__
+        raise TypeError(f"{cls.__name__}: declare header classes with @dataclass(slots=True) and no __post_init__ "
+                        "(the header mapping fills their slots without calling __init__)")
     hints = typing.get_type_hints(cls)
     entries = []
     defaults = {}

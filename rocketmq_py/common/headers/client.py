@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from rocketmq_py.common.headers.base import CommandHeader, wire
 
 
-@dataclass
+@dataclass(slots=True)
 class UnregisterClientRequestHeader(CommandHeader):
     client_id: str = wire("clientID", required=True)
     producer_group: str | None = wire("producerGroup")

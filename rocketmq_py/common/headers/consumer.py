@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from rocketmq_py.common.headers.base import CommandHeader, wire
 
 
-@dataclass
+@dataclass(slots=True)
 class ConsumerSendMsgBackRequestHeader(CommandHeader):
     offset: int = wire("offset", required=True, bits=64)
     group: str = wire("group", required=True)
@@ -20,17 +20,17 @@ class ConsumerSendMsgBackRequestHeader(CommandHeader):
     broker_name: str | None = wire("bname")
 
 
-@dataclass
+@dataclass(slots=True)
 class GetConsumerListByGroupRequestHeader(CommandHeader):
     consumer_group: str = wire("consumerGroup", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class NotifyConsumerIdsChangedRequestHeader(CommandHeader):
     consumer_group: str = wire("consumerGroup", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class ResetOffsetRequestHeader(CommandHeader):
     topic: str = wire("topic", required=True)
     group: str = wire("group", required=True)
@@ -39,21 +39,21 @@ class ResetOffsetRequestHeader(CommandHeader):
     is_force: bool = wire("isForce", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class GetConsumerStatusRequestHeader(CommandHeader):
     topic: str = wire("topic", required=True)
     group: str = wire("group", required=True)
     client_addr: str | None = wire("clientAddr")
 
 
-@dataclass
+@dataclass(slots=True)
 class GetConsumerRunningInfoRequestHeader(CommandHeader):
     consumer_group: str = wire("consumerGroup", required=True)
     client_id: str = wire("clientId", required=True)
     jstack_enable: bool = wire("jstackEnable", False)
 
 
-@dataclass
+@dataclass(slots=True)
 class ConsumeMessageDirectlyResultRequestHeader(CommandHeader):
     consumer_group: str = wire("consumerGroup", required=True)
     client_id: str | None = wire("clientId")

@@ -6,47 +6,47 @@ from dataclasses import dataclass
 from rocketmq_py.common.headers.base import CommandHeader, wire
 
 
-@dataclass
+@dataclass(slots=True)
 class GetRouteInfoRequestHeader(CommandHeader):
     topic: str = wire("topic", required=True)
     accept_standard_json_only: bool | None = wire("acceptStandardJsonOnly")
 
 
-@dataclass
+@dataclass(slots=True)
 class GetTopicsByClusterRequestHeader(CommandHeader):
     cluster: str = wire("cluster", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class GetKVConfigRequestHeader(CommandHeader):
     namespace: str = wire("namespace", required=True)
     key: str = wire("key", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class GetKVConfigResponseHeader(CommandHeader):
     value: str | None = wire("value")
 
 
-@dataclass
+@dataclass(slots=True)
 class PutKVConfigRequestHeader(CommandHeader):
     namespace: str = wire("namespace", required=True)
     key: str = wire("key", required=True)
     value: str = wire("value", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class DeleteKVConfigRequestHeader(CommandHeader):
     namespace: str = wire("namespace", required=True)
     key: str = wire("key", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class GetKVListByNamespaceRequestHeader(CommandHeader):
     namespace: str = wire("namespace", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class RegisterBrokerRequestHeader(CommandHeader):
     broker_name: str = wire("brokerName", required=True)
     broker_addr: str = wire("brokerAddr", required=True)
@@ -58,13 +58,13 @@ class RegisterBrokerRequestHeader(CommandHeader):
     body_crc32: int = wire("bodyCrc32", 0)
 
 
-@dataclass
+@dataclass(slots=True)
 class RegisterBrokerResponseHeader(CommandHeader):
     ha_server_addr: str | None = wire("haServerAddr")
     master_addr: str | None = wire("masterAddr")
 
 
-@dataclass
+@dataclass(slots=True)
 class UnRegisterBrokerRequestHeader(CommandHeader):
     broker_name: str = wire("brokerName", required=True)
     broker_addr: str = wire("brokerAddr", required=True)
@@ -72,7 +72,7 @@ class UnRegisterBrokerRequestHeader(CommandHeader):
     broker_id: int = wire("brokerId", required=True, bits=64)
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryDataVersionRequestHeader(CommandHeader):
     broker_name: str = wire("brokerName", required=True)
     broker_addr: str = wire("brokerAddr", required=True)
@@ -80,32 +80,32 @@ class QueryDataVersionRequestHeader(CommandHeader):
     broker_id: int = wire("brokerId", required=True, bits=64)
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryDataVersionResponseHeader(CommandHeader):
     changed: bool = wire("changed", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class WipeWritePermOfBrokerRequestHeader(CommandHeader):
     broker_name: str = wire("brokerName", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class WipeWritePermOfBrokerResponseHeader(CommandHeader):
     wipe_topic_count: int = wire("wipeTopicCount", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class AddWritePermOfBrokerRequestHeader(CommandHeader):
     broker_name: str = wire("brokerName", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class AddWritePermOfBrokerResponseHeader(CommandHeader):
     add_topic_count: int = wire("addTopicCount", required=True)
 
 
-@dataclass
+@dataclass(slots=True)
 class DeleteTopicFromNamesrvRequestHeader(CommandHeader):
     topic: str = wire("topic", required=True)
     cluster_name: str | None = wire("clusterName")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rocketmq_py.common.headers.base import CommandHeader, wire
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryConsumerOffsetRequestHeader(CommandHeader):
     consumer_group: str = wire("consumerGroup", required=True)
     topic: str = wire("topic", required=True)
@@ -15,7 +15,7 @@ class QueryConsumerOffsetRequestHeader(CommandHeader):
     broker_name: str | None = wire("bname")
 
 
-@dataclass
+@dataclass(slots=True)
 class UpdateConsumerOffsetRequestHeader(CommandHeader):
     consumer_group: str = wire("consumerGroup", required=True)
     topic: str = wire("topic", required=True)
@@ -24,7 +24,7 @@ class UpdateConsumerOffsetRequestHeader(CommandHeader):
     broker_name: str | None = wire("bname")
 
 
-@dataclass
+@dataclass(slots=True)
 class QueueRequestHeader(CommandHeader):
     """GET_MAX_OFFSET, GET_MIN_OFFSET and GET_EARLIEST_MSG_STORETIME all carry a topic and a queue id."""
 
@@ -33,7 +33,7 @@ class QueueRequestHeader(CommandHeader):
     broker_name: str | None = wire("bname")
 
 
-@dataclass
+@dataclass(slots=True)
 class SearchOffsetRequestHeader(CommandHeader):
     topic: str = wire("topic", required=True)
     queue_id: int = wire("queueId", required=True)
@@ -41,13 +41,13 @@ class SearchOffsetRequestHeader(CommandHeader):
     broker_name: str | None = wire("bname")
 
 
-@dataclass
+@dataclass(slots=True)
 class OffsetResponseHeader(CommandHeader):
     """The ``offset`` answer of QUERY_CONSUMER_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_MAX/MIN_OFFSET."""
 
     offset: int = wire("offset", required=True, bits=64)
 
 
-@dataclass
+@dataclass(slots=True)
 class GetEarliestMsgStoretimeResponseHeader(CommandHeader):
     timestamp: int = wire("timestamp", required=True, bits=64)

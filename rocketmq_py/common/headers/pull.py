@@ -29,7 +29,7 @@ def build_pull_sys_flag(commit_offset: bool, suspend: bool, subscription: bool, 
     return flag
 
 
-@dataclass
+@dataclass(slots=True)
 class PullMessageRequestHeader(CommandHeader):
     fast_codes = True  # a FastCodesHeader in Java
 
@@ -47,7 +47,7 @@ class PullMessageRequestHeader(CommandHeader):
     broker_name: str | None = wire("bname")
 
 
-@dataclass
+@dataclass(slots=True)
 class PullMessageResponseHeader(CommandHeader):
     fast_codes = True  # a FastCodesHeader in Java
 

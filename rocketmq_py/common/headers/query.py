@@ -10,7 +10,7 @@ from rocketmq_py.common.headers.base import CommandHeader, wire
 UNIQUE_MSG_QUERY_FLAG = "_UNIQUE_KEY_QUERY"
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryMessageRequestHeader(CommandHeader):
     topic: str = wire("topic", required=True)
     key: str = wire("key", required=True)
@@ -19,13 +19,13 @@ class QueryMessageRequestHeader(CommandHeader):
     end_timestamp: int = wire("endTimestamp", required=True, bits=64)
 
 
-@dataclass
+@dataclass(slots=True)
 class QueryMessageResponseHeader(CommandHeader):
     index_last_update_timestamp: int = wire("indexLastUpdateTimestamp", required=True, bits=64)
     index_last_update_phyoffset: int = wire("indexLastUpdatePhyoffset", required=True, bits=64)
 
 
-@dataclass
+@dataclass(slots=True)
 class ViewMessageRequestHeader(CommandHeader):
     """``offset`` is the CommitLog offset of the record."""
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rocketmq_py.common.headers.base import CommandHeader, wire
 
 
-@dataclass
+@dataclass(slots=True)
 class SendMessageRequestHeaderV2(CommandHeader):
     """SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and SEND_REPLY_MESSAGE_V2 (325): the short names a..n."""
 
@@ -29,7 +29,7 @@ class SendMessageRequestHeaderV2(CommandHeader):
     broker_name: str | None = wire("n")
 
 
-@dataclass
+@dataclass(slots=True)
 class SendMessageRequestHeader(CommandHeader):
     """SEND_MESSAGE (10) and SEND_REPLY_MESSAGE (324): the same fields as V2 under their long names."""
 
@@ -49,7 +49,7 @@ class SendMessageRequestHeader(CommandHeader):
     broker_name: str | None = wire("bname")
 
 
-@dataclass
+@dataclass(slots=True)
 class SendMessageResponseHeader(CommandHeader):
     fast_codes = True  # a FastCodesHeader in Java
 
@@ -59,7 +59,7 @@ class SendMessageResponseHeader(CommandHeader):
     transaction_id: str | None = wire("transactionId")
 
 
-@dataclass
+@dataclass(slots=True)
 class ReplyMessageRequestHeader(CommandHeader):
     """PUSH_REPLY_MESSAGE_TO_CLIENT (326), broker to client: the long send names plus hosts and store time."""
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from rocketmq_py.common.headers.base import CommandHeader, wire
 
 
-@dataclass
+@dataclass(slots=True)
 class EndTransactionRequestHeader(CommandHeader):
     """END_TRANSACTION (37), sent oneway; ``commit_or_rollback`` is a sysFlag transaction type (0, 8 or 12)."""
 
@@ -20,7 +20,7 @@ class EndTransactionRequestHeader(CommandHeader):
     broker_name: str | None = wire("bname")
 
 
-@dataclass
+@dataclass(slots=True)
 class CheckTransactionStateRequestHeader(CommandHeader):
     """CHECK_TRANSACTION_STATE (39), broker to producer, oneway; the body is the half message."""
 
