@@ -121,7 +121,8 @@ commands = st.builds(
         any_text, st.one_of(st.none(), any_text, st.integers(0, 9)), max_size=8,
     ),
     body=st.none() | st.binary(max_size=48),
-    serialize_type=st.one_of(st.sampled_from([0, 1]), st.integers(-1, 3)),
+    serialize_type=st.one_of(st.sampled_from([0, 1]), st.integers(-1, 3), st.sampled_from(
+        [True, False, 1.0, 0.0, 1.5, 2**64, 2**64 + 1, -(2**63) - 1, None, "1"])),
 )
 
 valid_commands = st.builds(

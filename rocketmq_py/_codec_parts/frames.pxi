@@ -15,9 +15,32 @@ def new_command(code, language, version, opaque, flag, remark, ext_fields, body,
     return cmd
 
 
+cdef enum:
+    SERIALIZE_JSON_C = 0
+    SERIALIZE_ROCKETMQ_C = 1
+
+assert (SERIALIZE_JSON, SERIALIZE_ROCKETMQ) == (SERIALIZE_JSON_C, SERIALIZE_ROCKETMQ_C)
+
+
+cdef inline int _serialize_kind(object serialize_type) except -2:
+    """SERIALIZE_JSON_C or SERIALIZE_ROCKETMQ_C for a value equal to one of them, else -1 (an exact int compared in
+    C, anything else with ``==`` as the twin compares it)."""
+    cdef int overflow
+    cdef long long value
+    if PyLong_CheckExact(serialize_type):
+        value = PyLong_AsLongLongAndOverflow(serialize_type, &overflow)
+        return <int>value if not overflow and (value == SERIALIZE_JSON_C or value == SERIALIZE_ROCKETMQ_C) else -1
+    if serialize_type == SERIALIZE_JSON:
+        return SERIALIZE_JSON_C
+    if serialize_type == SERIALIZE_ROCKETMQ:
+        return SERIALIZE_ROCKETMQ_C
+    return -1
+
+
 def encode_command(cmd) -> bytes:
     """The whole frame of ``cmd``, length prefix included, ready for one write."""
     cdef Writer w
+    cdef int kind
     cdef Py_buffer body_view
     cdef bint body_held = False
     cdef const char* body_data
@@ -27,9 +50,10 @@ def encode_command(cmd) -> bytes:
     _w_init(&w)
     try:
         serialize_type = _field(cmd, RC_SERIALIZE_TYPE, "serialize_type")
-        if serialize_type == SERIALIZE_JSON:
+        kind = _serialize_kind(serialize_type)
+        if kind == SERIALIZE_JSON_C:
             _w_json_header(&w, cmd)
-        elif serialize_type == SERIALIZE_ROCKETMQ:
+        elif kind == SERIALIZE_ROCKETMQ_C:
             _w_binary_header(&w, cmd)
         else:
             raise CodecError(f"unknown serialize type {serialize_type}: use 0 (JSON) or 1 (ROCKETMQ)")
