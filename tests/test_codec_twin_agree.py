@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import struct
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -250,6 +251,25 @@ def test_escaped_json_header_values_alike(twin, compiled, text, ensure_ascii):
     assert_agree(twin, compiled, "decode_json_header", header.encode("utf-8", "surrogatepass"))
     if ensure_ascii or not any("\ud800" <= ch <= "\udfff" for ch in text):  # raw lone surrogates are not UTF-8
         assert compiled.decode_json_header(header.encode("utf-8", "surrogatepass")).ext_fields == {"i": value}
+
+
+@pytest.mark.parametrize("header", [
+    # The fast path notes whether the extFields map it parsed last held only strings; these must not mislead it.
+    '{"code":1,"extFields":{"a":"b"},"extFields":{"a":1.5}}',  # the fast path gives up inside the second map
+    '{"code":1,"extFields":{"a":1},"extFields":{"a":"b"}}',
+    '{"code":1,"extFields":{"a":"b"},"extFields":"x"}',
+    '{"code":1,"extFields":{"a":"b","c":{"d":"e"}}}',
+    '{"code":1,"extFields":{"c":{"d":1},"a":"b"}}',
+    '{"code":1,"extFields":{"a":"b","n":7,"t":true,"z":null}}',
+    '{"code":1,"extFields":{}}',
+    '{"code":1,"extFields":{"a":"b"},"remark":{"c":"d"}}',
+    '{"code":1,"extFields":{"a":"x\\u00e9\\u0001' + "y" * 300 + '"}}',  # an escaped value longer than 256
+    '{"code":1,"extFields":{"a":"\\u00ff\\u0100"}}',  # an escape beyond one byte
+    '{"code":2147483647,"flag":-2147483648,"opaque":2147483648,"extFields":{"a":"b"}}',
+    '{"code":true,"extFields":{"a":"b"}}',
+])
+def test_json_headers_with_mixed_ext_values_decode_alike(twin, compiled, header):
+    assert_agree(twin, compiled, "decode_json_header", header.encode())
 
 
 @SETTINGS

@@ -154,8 +154,11 @@ def decode_json_header(header) -> RemotingCommand:
 
 
 cdef class _HeaderFields:
-    """The top-level fields of a JSON header; an absent field reads as null, as ``dict.get`` does."""
+    """The top-level fields of a JSON header; an absent field reads as null, as ``dict.get`` does.
+
+    ``ext_strings_only`` is set by the fast path for an ``ext`` map whose values it saw all be strings."""
     cdef object code, version, opaque, flag, language, remark, ext
+    cdef bint ext_strings_only
 
 
 cdef object _decode_json_header(const uint8_t* data, Py_ssize_t length, object body):
@@ -178,6 +181,7 @@ cdef object _decode_json_header(const uint8_t* data, Py_ssize_t length, object b
         header.language = parsed.get("language")
         header.remark = parsed.get("remark")
         header.ext = parsed.get("extFields")
+        header.ext_strings_only = False  # what the fast path saw before it gave up is not this map
     return _command_from_json(header, body)
 
 
@@ -207,12 +211,12 @@ cdef object _command_from_json(_HeaderFields header, object body):
         fields = None
     elif isinstance(ext, dict):
         # A freshly parsed map of plain strings already is the answer.
-        if type(ext) is dict:
+        if type(ext) is dict and not header.ext_strings_only:
             while PyDict_Next(ext, &position, &key_ptr, &value_ptr):
                 if not PyUnicode_CheckExact(<object>value_ptr):
                     all_strings = False
                     break
-        else:
+        elif type(ext) is not dict:
             all_strings = False
         if all_strings:
             fields = ext
@@ -228,8 +232,14 @@ cdef object _command_from_json(_HeaderFields header, object body):
 
 
 cdef object _json_int(object value, str name):
+    cdef long long number
+    cdef int overflow
     if value is None:
         return 0
+    if PyLong_CheckExact(value):  # the traffic: decided in C
+        number = PyLong_AsLongLongAndOverflow(value, &overflow)
+        if not overflow and -0x80000000 <= number <= 0x7FFFFFFF:
+            return value
     if isinstance(value, bool) or not isinstance(value, int):
         raise CodecError(f"JSON header field {name!r} is not an integer: {value!r}")
     if not -0x80000000 <= value <= 0x7FFFFFFF:
@@ -263,6 +273,7 @@ ctypedef struct JsonCursor:
     int kind
     Py_ssize_t position
     Py_ssize_t length
+    bint strings_only  # every member value of the object parsed last is a str
 
 
 cdef bint _parse_json_header(object text, _HeaderFields header) except -1:
@@ -337,6 +348,8 @@ cdef void _store_header_field(_HeaderFields header, JsonCursor* c, Py_ssize_t st
         header.code = value
     elif _key_is(c, start, length, "extFields"):
         header.ext = value
+        # _jc_value returned the object it parsed last, or no object at all.
+        header.ext_strings_only = type(value) is dict and c.strings_only
     elif _key_is(c, start, length, "flag"):
         header.flag = value
     elif _key_is(c, start, length, "language"):
@@ -360,6 +373,7 @@ cdef inline void _jc_skip(JsonCursor* c) noexcept:
 
 cdef object _jc_object(JsonCursor* c, object text, int depth):
     cdef Py_UCS4 ch
+    cdef bint strings_only = True
     if depth > _FAST_JSON_MAX_DEPTH:
         return _BAIL
     c.position += 1
@@ -367,6 +381,7 @@ cdef object _jc_object(JsonCursor* c, object text, int depth):
     _jc_skip(c)
     if c.position < c.length and PyUnicode_READ(c.kind, c.data, c.position) == u'}':
         c.position += 1
+        c.strings_only = True
         return result
     while True:
         _jc_skip(c)
@@ -382,6 +397,8 @@ cdef object _jc_object(JsonCursor* c, object text, int depth):
         value = _jc_value(c, text, depth)
         if value is _BAIL:
             return _BAIL
+        if not PyUnicode_CheckExact(value):
+            strings_only = False
         PyDict_SetItem(result, key, value)
         _jc_skip(c)
         if c.position >= c.length:
@@ -389,6 +406,7 @@ cdef object _jc_object(JsonCursor* c, object text, int depth):
         ch = PyUnicode_READ(c.kind, c.data, c.position)
         c.position += 1
         if ch == u'}':
+            c.strings_only = strings_only  # after any object nested in it: this one is the last parsed
             return result
         if ch != u',':
             return _BAIL
@@ -495,6 +513,8 @@ cdef object _jc_string(JsonCursor* c, object text, bint key=False):
             i += 1
     c.position = i + 1
     if escaped:
+        if c.kind == PyUnicode_1BYTE_KIND:
+            return _jc_unescape_narrow(c, start, i)
         return _jc_unescape(c, start, i)
     if c.kind == PyUnicode_1BYTE_KIND and PyUnicode_IS_ASCII(text):
         if key:
@@ -581,3 +601,35 @@ cdef object _jc_unescape(JsonCursor* c, Py_ssize_t start, Py_ssize_t end):
         PyUnicode_WRITE(kind, out, n, ch)
         n += 1
     return text
+
+
+cdef object _jc_unescape_narrow(JsonCursor* c, Py_ssize_t start, Py_ssize_t end):
+    """``_jc_unescape`` for a 1-byte text, in one pass: escapes only shorten it, so the characters go into a buffer
+    of its length and the result is made from them once. An escape beyond U+00FF takes the general way."""
+    cdef const uint8_t* data = <const uint8_t*>c.data
+    cdef uint8_t inline_buffer[256]
+    cdef uint8_t* out = inline_buffer
+    cdef Py_ssize_t i = start
+    cdef Py_ssize_t n = 0
+    cdef Py_UCS4 ch
+    if end - start > 256:
+        out = <uint8_t*>PyMem_Malloc(end - start)
+        if out == NULL:
+            raise MemoryError()
+    try:
+        while i < end:
+            if data[i] == 0x5C:  # backslash
+                i = _jc_escape_at(c, i, end, &ch)
+                if i < 0:
+                    return _BAIL
+                if ch > 0xFF:
+                    return _jc_unescape(c, start, end)
+                out[n] = <uint8_t>ch
+            else:
+                out[n] = data[i]
+                i += 1
+            n += 1
+        return PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, out, n)
+    finally:
+        if out != inline_buffer:
+            PyMem_Free(out)
