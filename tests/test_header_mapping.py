@@ -30,7 +30,8 @@ def _all_header_classes() -> list[type[CommandHeader]]:
         cls = pending.pop()
         pending.extend(cls.__subclasses__())
         # @dataclass(slots=True) makes a new class: the one it replaced may linger among the subclasses until collected.
-        if dataclasses.is_dataclass(cls) and getattr(importlib.import_module(cls.__module__), cls.__name__) is cls:
+        module = importlib.import_module(cls.__module__)
+        if dataclasses.is_dataclass(cls) and getattr(module, cls.__name__, None) is cls:
             found.append(cls)
     return sorted(found, key=lambda cls: cls.__qualname__)
 
@@ -55,7 +56,8 @@ def _outcome(function, *args):
         return ("raised", type(error).__name__, str(error))
     values = {field.name: getattr(header, field.name) for field in dataclasses.fields(header)}
     return ("returned", type(header).__name__,
-            {name: ("nan" if isinstance(value, float) and math.isnan(value) else value) for name, value in values.items()})
+            {name: ("nan" if isinstance(value, float) and math.isnan(value) else value)
+             for name, value in values.items()})
 
 
 @st.composite

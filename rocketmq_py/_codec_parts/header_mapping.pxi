@@ -368,4 +368,3 @@ cdef object _header_from_fields(object cls, object fields, object plan):
         for attribute, value in values.items():
             setattr(header, attribute, value)
     return header
-
