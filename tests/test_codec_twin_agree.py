@@ -267,6 +267,9 @@ def test_escaped_json_header_values_alike(twin, compiled, text, ensure_ascii):
     '{"code":1,"extFields":{"a":"\\u00ff\\u0100"}}',  # an escape beyond one byte
     '{"code":2147483647,"flag":-2147483648,"opaque":2147483648,"extFields":{"a":"b"}}',
     '{"code":true,"extFields":{"a":"b"}}',
+    '{"code":1,"extFields":{"é":"ü","a":"x"}}',  # not ASCII: a 1-byte str whose bytes are not its UTF-8
+    '{"code":1,"language":"PYTHON","extFields":{"a":"b"}}',
+    '{"code":1,"language":"NOT_A_LANGUAGE","extFields":{"a":"b"}}',
 ])
 def test_json_headers_with_mixed_ext_values_decode_alike(twin, compiled, header):
     assert_agree(twin, compiled, "decode_json_header", header.encode())

@@ -153,6 +153,9 @@ def decode_json_header(header) -> RemotingCommand:
     return _decode_json_header(<const uint8_t*>PyBytes_AS_STRING(header), PyBytes_GET_SIZE(header), None)
 
 
+cdef dict _language_codes = LANGUAGE_CODES
+
+
 cdef class _HeaderFields:
     """The top-level fields of a JSON header; an absent field reads as null, as ``dict.get`` does.
 
@@ -163,11 +166,28 @@ cdef class _HeaderFields:
 
 cdef object _decode_json_header(const uint8_t* data, Py_ssize_t length, object body):
     cdef _HeaderFields header = _HeaderFields.__new__(_HeaderFields)
-    try:
-        text = PyUnicode_DecodeUTF8(<const char*>data, length, NULL)
-    except UnicodeDecodeError as error:
-        raise CodecError(f"JSON header is not valid JSON: {error}") from None
-    if not _parse_json_header(text, header):
+    cdef JsonCursor c
+    text = None
+    if _is_ascii(data, length):
+        # ASCII bytes are their own UTF-8 and a 1-byte text's data: the fast path reads them where they are, and
+        # the str is made only for json.loads.
+        c.data = data
+        c.kind = PyUnicode_1BYTE_KIND
+        c.length = length
+        c.ascii = True
+    else:
+        try:
+            text = PyUnicode_DecodeUTF8(<const char*>data, length, NULL)
+        except UnicodeDecodeError as error:
+            raise CodecError(f"JSON header is not valid JSON: {error}") from None
+        c.data = PyUnicode_DATA(text)
+        c.kind = PyUnicode_KIND(text)
+        c.length = PyUnicode_GET_LENGTH(text)
+        c.ascii = PyUnicode_IS_ASCII(text)
+    c.position = 0
+    if not _parse_json_header(&c, text, header):
+        if text is None:
+            text = PyUnicode_DecodeASCII(<const char*>data, length, NULL)
         try:
             parsed = _json_std_loads(text)
         except (ValueError, RecursionError) as error:
@@ -189,6 +209,7 @@ cdef object _command_from_json(_HeaderFields header, object body):
     cdef Py_ssize_t position = 0
     cdef PyObject* key_ptr
     cdef PyObject* value_ptr
+    cdef PyObject* found
     cdef bint all_strings = True
     code = _json_int(header.code, "code")
     version = _json_int(header.version, "version")
@@ -198,7 +219,8 @@ cdef object _command_from_json(_HeaderFields header, object body):
     if language is None:
         language = 0
     elif isinstance(language, str):
-        language = LANGUAGE_CODES.get(language, LANGUAGE_OTHER)
+        found = PyDict_GetItemWithError(_language_codes, language)
+        language = LANGUAGE_OTHER if found == NULL else <object>found
     elif isinstance(language, int) and not isinstance(language, bool):
         language = language & 0xFF
     else:
@@ -274,21 +296,33 @@ ctypedef struct JsonCursor:
     Py_ssize_t position
     Py_ssize_t length
     bint strings_only  # every member value of the object parsed last is a str
+    bint ascii  # every character is ASCII: a string's characters are its UTF-8 bytes
 
 
-cdef bint _parse_json_header(object text, _HeaderFields header) except -1:
-    """Fill ``header`` from the top-level object; False hands the text to json.loads.
+cdef inline bint _is_ascii(const uint8_t* data, Py_ssize_t length) noexcept:
+    cdef uint64_t word
+    cdef uint64_t seen = 0
+    cdef uint64_t highs = 0x8080808080808080
+    cdef Py_ssize_t i = 0
+    while i + 8 <= length:
+        memcpy(&word, data + i, 8)
+        seen |= word
+        i += 8
+    while i < length:
+        seen |= data[i]
+        i += 1
+    return (seen & highs) == 0
 
-    Keys are matched in place (no key strings, no dict); a later duplicate
-    overwrites an earlier one, as in the dict json.loads builds.
+
+cdef bint _parse_json_header(JsonCursor* cursor, object text, _HeaderFields header) except -1:
+    """Fill ``header`` from the top-level object at ``cursor``; False hands the text to json.loads.
+
+    ``text`` is the str the cursor reads, or None when it reads ASCII bytes. Keys are matched in place (no key
+    strings, no dict); a later duplicate overwrites an earlier one, as in the dict json.loads builds.
     """
-    cdef JsonCursor c
+    cdef JsonCursor c = cursor[0]
     cdef Py_ssize_t key_start, key_end
     cdef Py_UCS4 ch
-    c.data = PyUnicode_DATA(text)
-    c.kind = PyUnicode_KIND(text)
-    c.position = 0
-    c.length = PyUnicode_GET_LENGTH(text)
     _jc_skip(&c)
     if c.position >= c.length or PyUnicode_READ(c.kind, c.data, c.position) != u'{':
         return False
@@ -516,7 +550,7 @@ cdef object _jc_string(JsonCursor* c, object text, bint key=False):
         if c.kind == PyUnicode_1BYTE_KIND:
             return _jc_unescape_narrow(c, start, i)
         return _jc_unescape(c, start, i)
-    if c.kind == PyUnicode_1BYTE_KIND and PyUnicode_IS_ASCII(text):
+    if c.ascii:
         if key:
             return _decode_key(<const uint8_t*>c.data + start, i - start)
         return _decode_text(<const uint8_t*>c.data + start, i - start)
