@@ -114,16 +114,6 @@ cdef int _w_header_entries(Writer* w, object header, _SlotPlan laid_out, bint js
     return 0
 
 
-cdef int _w_ext_value(Writer* w, object text) except -1:
-    """A ROCKETMQ ext entry's value (a str): its UTF-8 length, then its bytes."""
-    cdef const char* data
-    cdef Py_ssize_t length
-    owner = _utf8_of(text, &data, &length)
-    _w_u32(w, <uint32_t>length)
-    _w_put(w, data, length)
-    return 0
-
-
 cdef bytes _key_prefix(object name, bint json):
     """What the header writer puts before a field's value: the ROCKETMQ key (int16 length and UTF-8), or the JSON
     member name and colon; None for a ROCKETMQ key too long for its length."""

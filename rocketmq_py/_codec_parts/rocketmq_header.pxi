@@ -77,16 +77,22 @@ cdef int _w_binary_header(Writer* w, object cmd) except -1:
 
 
 cdef int _w_ext_entry(Writer* w, object key, object value) except -1:
-    cdef const char* value_data
-    cdef Py_ssize_t value_length
     if key is None or value is None:
         return 0
     if not PyUnicode_Check(key) or not PyUnicode_Check(value):
         raise CodecError(f"extFields entries must be strings, got {key!r}: {value!r}")
-    value_owner = _utf8_of(value, &value_data, &value_length)
     _w_ext_key(w, key)
-    _w_u32(w, <uint32_t>value_length)
-    _w_put(w, value_data, value_length)
+    _w_ext_value(w, value)
+    return 0
+
+
+cdef int _w_ext_value(Writer* w, object text) except -1:
+    """A ROCKETMQ ext entry's value (a str): its UTF-8 length, then its bytes."""
+    cdef const char* data
+    cdef Py_ssize_t length
+    owner = _utf8_of(text, &data, &length)
+    _w_u32(w, <uint32_t>length)
+    _w_put(w, data, length)
     return 0
 
 
