@@ -454,6 +454,11 @@ def read_header(cls: Any, fields: Mapping[str, Any] | None) -> Any:
     return header_from_fields(cls, fields, _plan_of(cls))
 
 
+def read_command_header(cls: Any, cmd: RemotingCommand) -> Any:
+    """``read_header(cls, cmd.ext_fields)``: ``CommandHeader.from_command`` itself (Java's ``decodeCommandCustomHeader``)."""
+    return header_from_fields(cls, cmd.ext_fields, _plan_of(cls))
+
+
 def _plan_of(cls: Any) -> HeaderPlan:
     plan = HEADER_PLANS.get(cls)
     if plan is None:

@@ -27,6 +27,12 @@ LANGUAGE_OTHER = 7
 VERSION_4_9_8 = 409
 
 
+class WireExt(Protocol):
+    """A decoded frame's ext block kept as it came (the compiled codec's ``WireExtFields``)."""
+
+    def fields(self) -> dict[str, str]: ...
+
+
 class HeaderObject(Protocol):
     """What a command's ``custom_header`` is: a ``common.headers`` header (this module imports none of them)."""
 
@@ -48,11 +54,21 @@ class RemotingCommand:
     :meth:`wire_ext_fields` spells out and :meth:`make_custom_header_to_net`
     makes the command's own ``ext_fields`` before anything reads or signs them.
     Decoded commands never carry one.
+
+    A command the compiled codec decoded from a ROCKETMQ-serialized frame keeps
+    its ext block as it came (``_wire_ext``) and makes ``ext_fields`` from it on
+    first use: a header class's ``from_command`` reads its fields straight from
+    those bytes, so the common request never builds the dict at all.
     """
 
-    __slots__ = (
+    #: The command's fields, in constructor order (``ext_fields`` is a property over two slots).
+    FIELDS = (
         "code", "language", "version", "opaque", "flag",
         "remark", "ext_fields", "body", "serialize_type", "custom_header",
+    )
+    __slots__ = (
+        "code", "language", "version", "opaque", "flag",
+        "remark", "_ext_fields", "body", "serialize_type", "custom_header", "_wire_ext",
     )
 
     def __init__(
@@ -74,10 +90,25 @@ class RemotingCommand:
         self.opaque = opaque
         self.flag = flag
         self.remark = remark
-        self.ext_fields = ext_fields
+        self._ext_fields = ext_fields
         self.body = body
         self.serialize_type = serialize_type
         self.custom_header = custom_header
+        self._wire_ext: WireExt | None = None
+
+    @property
+    def ext_fields(self) -> dict[str, str] | None:
+        """The custom header as strings, exactly as on the wire (``None`` when the frame had none)."""
+        wire = self._wire_ext
+        if wire is not None:
+            self._ext_fields = wire.fields()
+            self._wire_ext = None
+        return self._ext_fields
+
+    @ext_fields.setter
+    def ext_fields(self, fields: dict[str, str] | None) -> None:
+        self._ext_fields = fields
+        self._wire_ext = None
 
     def wire_ext_fields(self) -> dict[str, str] | None:
         """The extFields the frame carries: ``custom_header``'s fields, then ``ext_fields``."""
@@ -108,7 +139,7 @@ class RemotingCommand:
         return bool(self.flag & FLAG_ONEWAY)
 
     def _key(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
+        return tuple(getattr(self, name) for name in self.FIELDS)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RemotingCommand):

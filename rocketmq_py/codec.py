@@ -53,6 +53,7 @@ header_to_fields = _impl.header_to_fields
 header_from_fields = _impl.header_from_fields
 header_fields = _impl.header_fields
 read_header = _impl.read_header
+read_command_header = _impl.read_command_header
 properties_to_string = _impl.properties_to_string
 string_to_properties = _impl.string_to_properties
 encode_batch = _impl.encode_batch
@@ -79,7 +80,7 @@ __all__ = [
     "JsonObjectKey", "RemotingCommand", "FrameDecoder", "UniqueIdGenerator",
     "new_command", "encode_command", "decode_frame", "encode_json_header", "decode_json_header",
     "encode_rocketmq_header", "decode_rocketmq_header", "header_to_fields", "header_from_fields",
-    "header_fields", "read_header",
+    "header_fields", "read_header", "read_command_header",
     "properties_to_string",
     "string_to_properties", "encode_batch", "decode_batch", "compression_type", "compress",
     "decompress", "decode_store_records", "encode_store_record", "create_offset_msg_id",

@@ -156,3 +156,62 @@ def test_keys_decoded_before_a_plan_exists_become_its_wire_names(compiled) -> No
     assert decoded == fields
     assert all(key is names[key] for key in decoded)
     assert LateHeader.from_ext_fields(decoded) == LateHeader("1", "2")
+
+
+# --- reading a header straight from a ROCKETMQ frame's ext block ---------------------------------------------------
+
+
+def _text_or_bytes(text_strategy):
+    """UTF-8 of a text, or raw bytes that need not decode (a replacement character stands for them)."""
+    return st.one_of(text_strategy.map(lambda text: text.encode("utf-8", "surrogatepass")),
+                     st.binary(max_size=6))
+
+
+@st.composite
+def ext_block_entries(draw, cls):
+    """Entries of a ROCKETMQ ext block as a peer might send them for ``cls``: its wire names in any order, repeated,
+    with empty values (Java reads them as null), other keys, empty keys, and bytes that are not UTF-8."""
+    names = [entry[1] for entry in cls._plan().entries]
+    key = st.one_of(st.sampled_from(names).map(str.encode), _text_or_bytes(st.text(max_size=6))) if names else \
+        _text_or_bytes(st.text(max_size=6))
+    value = st.one_of(st.just(b""), _text_or_bytes(field_text))
+    return draw(st.lists(st.tuples(key, value), max_size=2 * len(names) + 3))
+
+
+def _rocketmq_header(entries) -> bytes:
+    import struct
+
+    block = b"".join(struct.pack(">h", len(key)) + key + struct.pack(">i", len(value)) + value
+                     for key, value in entries)
+    # code 310, language JAVA, version 409, opaque 7, flag 0, no remark, then the ext block.
+    return struct.pack(">hbhiii", 310, 0, 409, 7, 0, 0) + struct.pack(">i", len(block)) + block
+
+
+@SETTINGS
+@pytest.mark.parametrize("cls", HEADER_CLASSES, ids=lambda cls: cls.__name__)
+@given(data=st.data())
+def test_reading_headers_from_frames_alike(twin, compiled, cls, data):
+    """``from_command`` on a decoded ROCKETMQ frame reads the header from the ext block's bytes in the compiled codec:
+    the same header, or the same error, as the twin reading the extFields dict it decodes."""
+    entries = data.draw(ext_block_entries(cls))
+    header = _rocketmq_header(entries)
+    expected_command = twin.decode_rocketmq_header(header)
+    command = compiled.decode_rocketmq_header(header)
+    assert (command._wire_ext is not None) == bool(entries)  # else this test would only exercise the dict path
+    expected = _outcome(twin.read_command_header, cls, expected_command)
+    assert _outcome(compiled.read_command_header, cls, command) == expected
+    assert command._ext_fields is None  # read without making the dict
+    assert command.ext_fields == expected_command.ext_fields
+    assert _outcome(compiled.read_command_header, cls, command) == expected  # and from the dict once it exists
+
+
+def test_from_command_reads_what_from_ext_fields_reads(twin, compiled):
+    header = SendMessageRequestHeaderV2("G", "T", "TBW102", 4, 3, 0, 1_700_000_000_000, 0, "KEYS\x01k", batch=True)
+    for codec in (twin, compiled):
+        for serialize_type in (0, 1):
+            frame = codec.encode_command(codec.new_command(310, 0, 409, 1, 0, None, None, b"x", serialize_type,
+                                                           header))
+            decoded = codec.decode_frame(frame[4:])
+            assert SendMessageRequestHeaderV2.from_command(decoded) == header
+            assert codec.read_command_header(SendMessageRequestHeaderV2, decoded) == header
+            assert SendMessageRequestHeaderV2.from_ext_fields(decoded.ext_fields) == header

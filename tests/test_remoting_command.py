@@ -246,3 +246,51 @@ def test_a_frame_apart_too_large_raises_the_codecs_error():
     with pytest.raises(FrameTooLargeError) as whole:
         codec.encode_command(command)
     assert str(apart.value) == str(whole.value)
+
+
+# --- a decoded ROCKETMQ frame's extFields, made on first use ------------------------------------------------------
+
+
+_ROCKETMQ_FRAME = codec.encode_command(create_request(310, {"a": "G", "b": "T", "e": "", "x": "1"}, b"body",
+                                                     serialize_type=codec.SERIALIZE_ROCKETMQ))
+
+
+def _decoded_rocketmq(compiled) -> RemotingCommand:
+    return compiled.decode_frame(_ROCKETMQ_FRAME[4:])
+
+
+def test_a_decoded_rocketmq_command_makes_its_ext_fields_once(compiled) -> None:
+    command = _decoded_rocketmq(compiled)
+    assert command._wire_ext is not None and command._ext_fields is None
+    fields = command.ext_fields
+    assert fields == {"a": "G", "b": "T", "x": "1"}  # the empty value is Java's null: absent
+    assert command.ext_fields is fields and command._wire_ext is None
+    fields["y"] = "2"  # the dict handed out is the command's own, as a slot's would be
+    assert codec.decode_frame(codec.encode_command(command)[4:]).ext_fields == {"a": "G", "b": "T", "x": "1", "y": "2"}
+
+
+def test_setting_ext_fields_replaces_the_undecoded_block(compiled) -> None:
+    command = _decoded_rocketmq(compiled)
+    command.ext_fields = {"b": "other"}
+    assert command.ext_fields == {"b": "other"} and command._wire_ext is None
+    assert codec.decode_frame(codec.encode_command(command)[4:]).ext_fields == {"b": "other"}
+    command = _decoded_rocketmq(compiled)
+    command.ext_fields = None
+    assert command.ext_fields is None
+
+
+def test_a_decoded_rocketmq_command_reencodes_copies_and_compares_as_its_fields(twin, compiled) -> None:
+    import copy
+    import pickle
+
+    command = _decoded_rocketmq(compiled)
+    command.ext_fields  # made; the others still hold their blocks
+    frame = compiled.encode_command(_decoded_rocketmq(compiled))
+    assert frame == compiled.encode_command(command) == codec.encode_command(_decoded_rocketmq(compiled))
+    assert b"\x00\x01e" in _ROCKETMQ_FRAME and b"\x00\x01e" not in frame  # the null entry is not written back
+    twin_decoded = twin.decode_frame(frame[4:])
+    for other in (copy.copy(_decoded_rocketmq(compiled)), copy.deepcopy(_decoded_rocketmq(compiled)),
+                  pickle.loads(pickle.dumps(_decoded_rocketmq(compiled))), twin_decoded):
+        assert other == command
+        assert other.ext_fields == {"a": "G", "b": "T", "x": "1"}
+    assert "ext_fields={'a': 'G', 'b': 'T', 'x': '1'}" in repr(_decoded_rocketmq(compiled))

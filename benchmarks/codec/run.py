@@ -41,7 +41,7 @@ def header_path_rates(codec, iterations: int, repeats: int) -> dict[str, float]:
     string and the header built as the producer builds it (positionally; Java's op also makes the
     properties map and string each time), a request from ``create_request`` carrying it as its custom
     header (a fresh opaque, as Java's constructor takes one), ``encode_command`` writing its fields
-    straight into the frame, ``FrameDecoder.feed`` and ``from_ext_fields``, as the broker's send
+    straight into the frame, ``FrameDecoder.feed`` and ``from_command``, as the broker's send
     processor reads it.
     """
     rates = {}
@@ -56,7 +56,7 @@ def header_path_rates(codec, iterations: int, repeats: int) -> dict[str, float]:
             command = create_request(bench_codec.SEND_MESSAGE_V2, None, bench_codec.BODY,
                                      serialize_type=serialize_type, custom_header=header)
             [decoded] = decoder.feed(codec.encode_command(command))
-            return SendMessageRequestHeaderV2.from_ext_fields(decoded.ext_fields)
+            return SendMessageRequestHeaderV2.from_command(decoded)
 
         check = once()
         assert (check.topic, check.born_timestamp, check.broker_name) == (

@@ -323,13 +323,13 @@ cdef object _decode_key(const uint8_t* data, Py_ssize_t length):
 
 # --- fast construction of the shared plain classes ------------------------------
 
-_COMMAND_FIELDS = (
-    "code", "language", "version", "opaque", "flag", "remark", "ext_fields", "body", "serialize_type",
-    "custom_header",
+_COMMAND_SLOTS = (
+    "code", "language", "version", "opaque", "flag", "remark", "_ext_fields", "body", "serialize_type",
+    "custom_header", "_wire_ext",
 )
 cdef enum:
     RC_CODE, RC_LANGUAGE, RC_VERSION, RC_OPAQUE, RC_FLAG, RC_REMARK, RC_EXT_FIELDS, RC_BODY, RC_SERIALIZE_TYPE
-    RC_CUSTOM_HEADER, RC_COUNT
+    RC_CUSTOM_HEADER, RC_WIRE_EXT, RC_COUNT
 
 _MESSAGE_FIELDS = (
     "topic", "body", "flag", "properties", "transaction_id", "queue_id", "store_size", "queue_offset",
@@ -372,15 +372,20 @@ cdef bint _bind_slots(object cls, tuple names, Py_ssize_t* offsets) except -1:
     return True
 
 
-_command_fast = _bind_slots(RemotingCommand, _COMMAND_FIELDS, _command_slots)
+_command_fast = _bind_slots(RemotingCommand, _COMMAND_SLOTS, _command_slots)
 _message_fast = _bind_slots(MessageExt, _MESSAGE_FIELDS, _message_slots)
 
 
 cdef object _new_command(object code, object language, object version, object opaque, object flag,
-                         object remark, object ext_fields, object body, object serialize_type):
+                         object remark, object ext_fields, object body, object serialize_type,
+                         object wire_ext=None):
+    """A RemotingCommand with these fields; ``wire_ext`` (a WireExtFields) stands for ``ext_fields`` until read."""
     cdef object cmd
     if not _command_fast:
-        return RemotingCommand(code, language, version, opaque, flag, remark, ext_fields, body, serialize_type)
+        cmd = RemotingCommand(code, language, version, opaque, flag, remark, ext_fields, body, serialize_type)
+        if wire_ext is not None:
+            cmd.ext_fields = wire_ext.fields()
+        return cmd
     cmd = rmq_new_instance(RemotingCommand, _NO_ARGS)
     rmq_fill_slot(cmd, _command_slots[RC_CODE], code)
     rmq_fill_slot(cmd, _command_slots[RC_LANGUAGE], language)
@@ -392,7 +397,20 @@ cdef object _new_command(object code, object language, object version, object op
     rmq_fill_slot(cmd, _command_slots[RC_BODY], body)
     rmq_fill_slot(cmd, _command_slots[RC_SERIALIZE_TYPE], serialize_type)
     rmq_fill_slot(cmd, _command_slots[RC_CUSTOM_HEADER], None)
+    rmq_fill_slot(cmd, _command_slots[RC_WIRE_EXT], wire_ext)
     return cmd
+
+
+cdef object _ext_fields_of(object cmd):
+    """``cmd.ext_fields``: read from its slot when an exact RemotingCommand holds no undecoded ext block."""
+    cdef PyObject* value
+    if _command_fast and type(cmd) is RemotingCommand:
+        value = rmq_read_slot(cmd, _command_slots[RC_WIRE_EXT])
+        if value == NULL or <object>value is None:
+            value = rmq_read_slot(cmd, _command_slots[RC_EXT_FIELDS])
+            if value != NULL:
+                return <object>value
+    return cmd.ext_fields
 
 
 cdef inline object _field(object cmd, int index, str name):

@@ -136,22 +136,34 @@ cdef bytes _key_prefix(object name, bint json):
         _w_free(&w)
 
 
-cdef object _short_ascii_int(object text, int bits):
-    """The value of plain ASCII digits short enough to always fit, else ``None`` (the slow path decides)."""
-    cdef Py_ssize_t length, i
-    cdef const unsigned char* data
-    cdef long long value = 0
-    if not PyUnicode_CheckExact(text) or not PyUnicode_IS_ASCII(text):
-        return None
-    length = PyUnicode_GET_LENGTH(text)
+cdef inline bint _plain_digits(const uint8_t* data, Py_ssize_t length, int bits) noexcept:
+    """ASCII digits, few enough that the value always fits the field: read here, not by Java's parser."""
+    cdef Py_ssize_t i
     if length == 0 or length > (9 if bits == 32 else 18):
-        return None
-    data = <const unsigned char*>PyUnicode_DATA(text)
+        return False
     for i in range(length):
         if data[i] < 48 or data[i] > 57:
-            return None
+            return False
+    return True
+
+
+cdef inline object _digits_value(const uint8_t* data, Py_ssize_t length):
+    cdef Py_ssize_t i
+    cdef long long value = 0
+    for i in range(length):
         value = value * 10 + (data[i] - 48)
     return PyLong_FromLongLong(value)
+
+
+cdef object _short_ascii_int(object text, int bits):
+    """The value of plain ASCII digits short enough to always fit, else ``None`` (the slow path decides)."""
+    cdef const uint8_t* data
+    if not PyUnicode_CheckExact(text) or not PyUnicode_IS_ASCII(text):
+        return None
+    data = <const uint8_t*>PyUnicode_DATA(text)
+    if not _plain_digits(data, PyUnicode_GET_LENGTH(text), bits):
+        return None
+    return _digits_value(data, PyUnicode_GET_LENGTH(text))
 
 
 def header_from_fields(cls, fields, plan):
@@ -171,6 +183,22 @@ def header_fields(header) -> dict:
 def read_header(cls, fields):
     """``header_from_fields`` with the plan of ``cls``: ``CommandHeader.from_ext_fields`` itself."""
     return _header_from_fields(cls, fields, _plan_of(cls))
+
+
+def read_command_header(cls, cmd):
+    """``read_header(cls, cmd.ext_fields)``: ``CommandHeader.from_command`` itself (Java's
+    ``decodeCommandCustomHeader``). A ROCKETMQ ext block the command still holds as it came is read straight from its
+    bytes, without making the extFields dict."""
+    cdef PyObject* wire
+    cdef _SlotPlan laid_out
+    plan = _plan_of(cls)
+    if _command_fast and type(cmd) is RemotingCommand:
+        wire = rmq_read_slot(cmd, _command_slots[RC_WIRE_EXT])
+        if wire != NULL and type(<object>wire) is WireExtFields:
+            laid_out = _laid_out(cls, plan)
+            if laid_out.wire_ready:
+                return _header_from_wire(cls, <WireExtFields>wire, laid_out)
+    return _header_from_fields(cls, _ext_fields_of(cmd), plan)
 
 
 cdef object _plan_of(object cls):
@@ -212,6 +240,9 @@ cdef class _SlotPlan:
     cdef int* bits
     cdef char* required
     cdef object missing, slow_int, bad_float
+    # The class can be read from an ext block's bytes (_header_from_wire): plain slots, few enough fields, and every
+    # wire name ASCII, so that a key's bytes equal the name's exactly when the decoded key would equal it.
+    cdef bint wire_ready
 
     def __dealloc__(self):
         PyMem_Free(self.attributes)
@@ -275,6 +306,8 @@ cdef _SlotPlan _laid_out(object cls, object plan):
     if not plain:
         PyMem_Free(laid_out.offsets)
         laid_out.offsets = NULL
+    laid_out.wire_ready = plain and count <= _WIRE_FIELDS_MAX and all(
+        entry[1].isascii() and laid_out.key_prefixes[i] is not None for i, entry in enumerate(entries))
     laid_out.missing = plan[2]
     laid_out.slow_int = plan[3]
     laid_out.bad_float = plan[4]
@@ -295,7 +328,6 @@ cdef inline object _slot_value(object header, _SlotPlan laid_out, Py_ssize_t i):
 cdef object _header_from_fields(object cls, object fields, object plan):
     cdef _SlotPlan laid_out = _laid_out(cls, plan)
     cdef Py_ssize_t i
-    cdef int kind
     cdef PyObject* found
     cdef PyObject* key_ptr
     cdef Py_ssize_t position = 0
@@ -325,31 +357,12 @@ cdef object _header_from_fields(object cls, object fields, object plan):
                 text = <object>found
         else:
             text = get(name)
-        value = <object>laid_out.defaults[i]
         if text is None:
             if laid_out.required[i]:
                 laid_out.missing(cls, name)
+            value = <object>laid_out.defaults[i]
         else:
-            kind = laid_out.kinds[i]
-            if kind == K_STR:
-                value = text
-            elif kind == K_INT:
-                number = _short_ascii_int(text, laid_out.bits[i])
-                if number is None:
-                    number = laid_out.slow_int(cls, name, text, <object>laid_out.bits_objects[i],
-                                               <object>laid_out.strict_objects[i])
-                if number is not None:
-                    value = number
-            elif kind == K_BOOL:
-                if PyUnicode_CheckExact(text) and PyUnicode_IS_ASCII(text):
-                    value = _is_ascii_true(text)
-                else:
-                    value = text.lower() == "true"
-            else:
-                try:
-                    value = float(text)
-                except ValueError:
-                    laid_out.bad_float(cls, name, text)
+            value = _field_value(cls, laid_out, i, text)
         if fill_slots:
             rmq_fill_slot(header, laid_out.offsets[i], value)
         else:
@@ -358,3 +371,90 @@ cdef object _header_from_fields(object cls, object fields, object plan):
         for attribute, value in values.items():
             setattr(header, attribute, value)
     return header
+
+
+cdef object _field_value(object cls, _SlotPlan laid_out, Py_ssize_t i, object text):
+    """Field ``i``'s value read from its extFields text (not None), as Java parses it; its default where an optional
+    number does not parse."""
+    cdef int kind = laid_out.kinds[i]
+    if kind == K_STR:
+        return text
+    if kind == K_INT:
+        number = _short_ascii_int(text, laid_out.bits[i])
+        if number is None:
+            number = laid_out.slow_int(cls, <object>laid_out.names[i], text, <object>laid_out.bits_objects[i],
+                                       <object>laid_out.strict_objects[i])
+        return <object>laid_out.defaults[i] if number is None else number
+    if kind == K_BOOL:
+        if PyUnicode_CheckExact(text) and PyUnicode_IS_ASCII(text):
+            return _is_ascii_true(text)
+        return text.lower() == "true"
+    try:
+        return float(text)
+    except ValueError:
+        laid_out.bad_float(cls, <object>laid_out.names[i], text)
+    return <object>laid_out.defaults[i]
+
+
+cdef enum:
+    _WIRE_FIELDS_MAX = 64
+
+
+cdef object _header_from_wire(object cls, WireExtFields wire, _SlotPlan laid_out):
+    """``_header_from_fields`` over the dict ``wire`` holds, read from its bytes: each field's last entry counts, an
+    empty value makes it absent, and keys of no field are skipped, as the dict would have them."""
+    cdef const uint8_t* values[_WIRE_FIELDS_MAX]
+    cdef int32_t lengths[_WIRE_FIELDS_MAX]
+    cdef const uint8_t* data = <const uint8_t*>PyBytes_AS_STRING(wire.data)
+    cdef ByteReader ext
+    cdef const uint8_t* key_at
+    cdef const uint8_t* value
+    cdef int16_t key_length
+    cdef int32_t value_length
+    cdef Py_ssize_t i
+    cdef Py_ssize_t count = laid_out.count
+    cdef Py_ssize_t expected = 0  # encoders write the fields in the plan's order: try the next one first
+    memset(values, 0, count * sizeof(const uint8_t*))
+    reader_init(&ext, data, PyBytes_GET_SIZE(wire.data))
+    while reader_left(&ext) > 0:
+        _next_ext_entry(&ext, &key_at, &key_length, &value, &value_length)
+        if key_length <= 0:
+            continue
+        i = _wire_field_index(laid_out, key_at, key_length, expected)
+        if i < 0:
+            continue
+        values[i] = value if value_length > 0 else NULL
+        lengths[i] = value_length
+        expected = i + 1
+    header = rmq_new_instance(cls, _NO_ARGS)
+    for i in range(count):
+        if values[i] == NULL:
+            if laid_out.required[i]:
+                laid_out.missing(cls, <object>laid_out.names[i])
+            field = <object>laid_out.defaults[i]
+        elif laid_out.kinds[i] == K_INT and _plain_digits(values[i], lengths[i], laid_out.bits[i]):
+            field = _digits_value(values[i], lengths[i])
+        else:
+            field = _field_value(cls, laid_out, i, _decode_text(values[i], lengths[i]))
+        rmq_fill_slot(header, laid_out.offsets[i], field)
+    return header
+
+
+cdef inline Py_ssize_t _wire_field_index(_SlotPlan laid_out, const uint8_t* key_at, int16_t key_length,
+                                         Py_ssize_t expected) noexcept:
+    """The field whose ROCKETMQ key (int16 length and bytes) is the one at ``key_at``, or -1."""
+    cdef Py_ssize_t i
+    for i in range(expected, laid_out.count):
+        if _is_wire_key(laid_out.rocketmq_keys[i], key_at, key_length):
+            return i
+    for i in range(min(expected, laid_out.count)):
+        if _is_wire_key(laid_out.rocketmq_keys[i], key_at, key_length):
+            return i
+    return -1
+
+
+cdef inline bint _is_wire_key(PyObject* prefix, const uint8_t* key_at, int16_t key_length) noexcept:
+    cdef const uint8_t* expected = <const uint8_t*>PyBytes_AS_STRING(<object>prefix)
+    # Keys are short (the V2 send headers' are one letter): the first key byte decides most, without a call.
+    return (PyBytes_GET_SIZE(<object>prefix) == key_length + 2 and expected[2] == key_at[2]
+            and memcmp(expected + 3, key_at + 3, key_length - 1) == 0)

@@ -23,7 +23,7 @@ cdef int _w_json_header(Writer* w, object cmd) except -1:
     _w_text(w, b'{"code":')
     _w_decimal(w, _i32(_field(cmd, RC_CODE, "code")))
     header = _field(cmd, RC_CUSTOM_HEADER, "custom_header")
-    ext_fields = _field(cmd, RC_EXT_FIELDS, "ext_fields")
+    ext_fields = _ext_fields_of(cmd)
     if header is not None:
         plan = _direct_plan(header, ext_fields)
         if plan is None:

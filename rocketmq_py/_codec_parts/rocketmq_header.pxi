@@ -46,7 +46,7 @@ cdef int _w_binary_header(Writer* w, object cmd) except -1:
     ext_at = w.length
     _w_u32(w, 0)
     header = _field(cmd, RC_CUSTOM_HEADER, "custom_header")
-    ext_fields = _field(cmd, RC_EXT_FIELDS, "ext_fields")
+    ext_fields = _ext_fields_of(cmd)
     if header is not None:
         plan = _direct_plan(header, ext_fields)
         if plan is None:
@@ -142,11 +142,8 @@ def decode_rocketmq_header(header) -> RemotingCommand:
 cdef object _decode_binary_header(const uint8_t* data, Py_ssize_t length, object body):
     cdef ByteReader r
     cdef const uint8_t* p
-    cdef const uint8_t* key
-    cdef const uint8_t* value
-    cdef int32_t remark_length, ext_length, value_length
-    cdef int16_t key_length
-    cdef ByteReader ext
+    cdef int32_t remark_length, ext_length
+    cdef WireExtFields wire
     if length < _BINARY_HEADER_FIXED:
         raise CodecError(f"ROCKETMQ header of {length} bytes is shorter than its 21 fixed bytes")
     reader_init(&r, data, length)
@@ -170,29 +167,106 @@ cdef object _decode_binary_header(const uint8_t* data, Py_ssize_t length, object
     p = reader_take(&r, ext_length)
     if p == NULL:
         raise CodecError(f"extFields length {ext_length} does not fit the header")
-    fields = None
-    if ext_length > 0:
-        fields = rmq_new_dict(_count_ext_entries(p, ext_length))
-        reader_init(&ext, p, ext_length)
-        while reader_left(&ext) > 0:
-            p = reader_take(&ext, 2)
-            if p == NULL:
-                raise CodecError("extFields entry ends before its key length")
-            key_length = load_i16(p)
-            key = reader_take(&ext, key_length)
-            if key == NULL:
-                raise CodecError(f"extFields key length {key_length} does not fit the header")
-            p = reader_take(&ext, 4)
-            if p == NULL:
-                raise CodecError("extFields entry ends before its value length")
-            value_length = load_i32(p)
-            value = reader_take(&ext, value_length)
-            if value == NULL:
-                raise CodecError(f"extFields value length {value_length} does not fit the header")
-            if key_length and value_length:
-                PyDict_SetItem(fields, _decode_key(key, key_length), _decode_text(value, value_length))
-            elif key_length:
-                # Java reads the empty value as null and HashMap.put keeps that
-                # last null: the key is absent.
-                fields.pop(_decode_key(key, key_length), None)
-    return _new_command(code, language, version, opaque, flag, remark, fields, body, SERIALIZE_ROCKETMQ)
+    if ext_length <= 0:
+        return _new_command(code, language, version, opaque, flag, remark, None, body, SERIALIZE_ROCKETMQ)
+    # Checked now, so that a malformed block fails the frame as before; its dict is made only if someone asks.
+    _check_ext_block(p, ext_length)
+    wire = WireExtFields.__new__(WireExtFields)
+    wire.data = PyBytes_FromStringAndSize(<const char*>p, ext_length)
+    return _new_command(code, language, version, opaque, flag, remark, None, body, SERIALIZE_ROCKETMQ, wire)
+
+
+# --- the ext block, kept as it came --------------------------------------------------------------------------------
+
+cdef inline int _next_ext_entry(ByteReader* ext, const uint8_t** key_at, int16_t* key_length, const uint8_t** value,
+                                int32_t* value_length) except -1:
+    """Step past one ext block entry: ``key_at`` points at its int16 key length (the key's bytes follow it)."""
+    cdef int failure = _step_ext_entry(ext, key_at, key_length, value, value_length)
+    if failure:
+        _bad_ext_entry(failure, key_length[0], value_length[0])
+    return 0
+
+
+cdef inline int _step_ext_entry(ByteReader* ext, const uint8_t** key_at, int16_t* key_length, const uint8_t** value,
+                                int32_t* value_length) noexcept nogil:
+    """_next_ext_entry's work without the raising (so that it inlines): 0, or the first part that does not fit."""
+    cdef const uint8_t* p = reader_take(ext, 2)
+    if p == NULL:
+        return 1
+    key_at[0] = p
+    key_length[0] = load_i16(p)
+    if reader_take(ext, key_length[0]) == NULL:
+        return 2
+    p = reader_take(ext, 4)
+    if p == NULL:
+        return 3
+    value_length[0] = load_i32(p)
+    value[0] = reader_take(ext, value_length[0])
+    if value[0] == NULL:
+        return 4
+    return 0
+
+
+cdef int _bad_ext_entry(int failure, int16_t key_length, int32_t value_length) except -1:
+    if failure == 1:
+        raise CodecError("extFields entry ends before its key length")
+    if failure == 2:
+        raise CodecError(f"extFields key length {key_length} does not fit the header")
+    if failure == 3:
+        raise CodecError("extFields entry ends before its value length")
+    raise CodecError(f"extFields value length {value_length} does not fit the header")
+
+
+cdef int _check_ext_block(const uint8_t* data, Py_ssize_t length) except -1:
+    cdef ByteReader ext
+    cdef const uint8_t* key_at
+    cdef const uint8_t* value
+    cdef int16_t key_length
+    cdef int32_t value_length
+    reader_init(&ext, data, length)
+    while reader_left(&ext) > 0:
+        _next_ext_entry(&ext, &key_at, &key_length, &value, &value_length)
+    return 0
+
+
+cdef dict _ext_block_fields(const uint8_t* data, Py_ssize_t length):
+    """The extFields dict of an ext block, as Java's HashMap ends up: a later entry replaces an earlier one, and an
+    empty value (Java reads it as null) removes the key."""
+    cdef ByteReader ext
+    cdef const uint8_t* key_at
+    cdef const uint8_t* value
+    cdef int16_t key_length
+    cdef int32_t value_length
+    cdef dict fields = rmq_new_dict(_count_ext_entries(data, length))
+    reader_init(&ext, data, length)
+    while reader_left(&ext) > 0:
+        _next_ext_entry(&ext, &key_at, &key_length, &value, &value_length)
+        if key_length and value_length:
+            PyDict_SetItem(fields, _decode_key(key_at + 2, key_length), _decode_text(value, value_length))
+        elif key_length:
+            fields.pop(_decode_key(key_at + 2, key_length), None)
+    return fields
+
+
+cdef class WireExtFields:
+    """The ext block of a decoded ROCKETMQ frame, as it came (checked entry by entry when the frame was decoded).
+
+    A command holds one in place of its extFields dict until the dict is asked for; a header class's
+    ``from_command`` reads its fields from these bytes instead."""
+    cdef bytes data
+
+    def fields(self) -> dict:
+        """The extFields dict the block holds."""
+        return _ext_block_fields(<const uint8_t*>PyBytes_AS_STRING(self.data), PyBytes_GET_SIZE(self.data))
+
+    def __reduce__(self):
+        return (_wire_ext_from_bytes, (self.data,))
+
+
+def _wire_ext_from_bytes(data):
+    """A WireExtFields holding ``data`` (bytes of a well-formed ext block)."""
+    cdef WireExtFields wire = WireExtFields.__new__(WireExtFields)
+    data = _bytes_of(data)
+    _check_ext_block(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+    wire.data = data
+    return wire

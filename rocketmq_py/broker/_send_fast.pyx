@@ -51,8 +51,8 @@ cdef object _monotonic = time.monotonic
 cdef object _string_to_properties = codec.string_to_properties
 cdef object _new_command = codec.new_command
 cdef object _properties_to_string = codec.properties_to_string
-cdef object _read_v2 = SendMessageRequestHeaderV2.from_ext_fields
-cdef object _read_v1 = SendMessageRequestHeader.from_ext_fields
+cdef object _read_v2 = SendMessageRequestHeaderV2.from_command
+cdef object _read_v1 = SendMessageRequestHeader.from_command
 cdef object _is_not_allowed_send_topic = topics.is_not_allowed_send_topic
 cdef const char* HEX_DIGITS = b"0123456789ABCDEF"
 
@@ -88,22 +88,16 @@ cdef class SendFastPath:
 
     def answer(self, ctx, request):
         """The response to a plain send, stored; None (having changed nothing) for any other request."""
-        cdef dict fields = request.ext_fields
         cdef int code = request.code
         cdef int32_t sys_flag
         cdef long long queue_id
         cdef int64_t physical, queue_offset
-        if fields is None:
-            return None
         try:
+            # A header without its topic, or one that does not parse, raises here: the processor answers it.
             if code == SEND_MESSAGE_V2 or code == SEND_BATCH_MESSAGE:
-                if fields.get("b") is None:
-                    return None
-                header = _read_v2(fields)
+                header = _read_v2(request)
             elif code == SEND_MESSAGE:
-                if fields.get("topic") is None:
-                    return None
-                header = _read_v1(fields)
+                header = _read_v1(request)
             else:
                 return None
         except CodecError:

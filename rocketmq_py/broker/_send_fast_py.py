@@ -57,19 +57,13 @@ class SendFastPath:
 
     def answer(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
         """The response to a plain send, stored; None (having changed nothing) for any other request."""
-        fields = request.ext_fields
-        if fields is None:
-            return None
         try:
+            # A header without its topic, or one that does not parse, raises here: the processor answers it.
             if request.code in (_SEND_MESSAGE_V2, _SEND_BATCH_MESSAGE):
-                if fields.get("b") is None:
-                    return None
                 header: SendMessageRequestHeaderV2 | SendMessageRequestHeader = \
-                    SendMessageRequestHeaderV2.from_ext_fields(fields)
+                    SendMessageRequestHeaderV2.from_command(request)
             elif request.code == _SEND_MESSAGE:
-                if fields.get("topic") is None:
-                    return None
-                header = SendMessageRequestHeader.from_ext_fields(fields)
+                header = SendMessageRequestHeader.from_command(request)
             else:
                 return None
         except CodecError:

@@ -71,7 +71,7 @@ class BrokerOuterAPI:
             _log.warning("the name server %s refused the registration: code %d, %s", addr, response.code,
                          response.remark)
             return None
-        answer = RegisterBrokerResponseHeader.from_ext_fields(response.ext_fields)
+        answer = RegisterBrokerResponseHeader.from_command(response)
         kv_table = None
         if response.body:
             try:

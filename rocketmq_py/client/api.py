@@ -174,7 +174,7 @@ class MQClientAPI:
         """The group's committed offset; QueryNotFoundError when the broker holds none."""
         request = self._header_request(RequestCode.QUERY_CONSUMER_OFFSET, header)
         response = await self._call(addr, request, timeout_ms)
-        return OffsetResponseHeader.from_ext_fields(response.ext_fields).offset
+        return OffsetResponseHeader.from_command(response).offset
 
     async def update_consumer_offset(self, addr: str, header: UpdateConsumerOffsetRequestHeader,
                                      timeout_ms: float | None = None) -> None:
@@ -188,7 +188,7 @@ class MQClientAPI:
     async def _queue_offset(self, code: int, addr: str, queue: MessageQueue, timeout_ms: float | None) -> int:
         header = QueueRequestHeader(queue.topic, queue.queue_id, queue.broker_name)
         response = await self._call(addr, self._header_request(code, header), timeout_ms)
-        return OffsetResponseHeader.from_ext_fields(response.ext_fields).offset
+        return OffsetResponseHeader.from_command(response).offset
 
     async def get_max_offset(self, addr: str, queue: MessageQueue, timeout_ms: float | None = None) -> int:
         return await self._queue_offset(RequestCode.GET_MAX_OFFSET, addr, queue, timeout_ms)
@@ -201,13 +201,13 @@ class MQClientAPI:
         header = SearchOffsetRequestHeader(queue.topic, queue.queue_id, int(timestamp_ms), queue.broker_name)
         request = self._header_request(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, header)
         response = await self._call(addr, request, timeout_ms)
-        return OffsetResponseHeader.from_ext_fields(response.ext_fields).offset
+        return OffsetResponseHeader.from_command(response).offset
 
     async def get_earliest_msg_storetime(self, addr: str, queue: MessageQueue, timeout_ms: float | None = None) -> int:
         header = QueueRequestHeader(queue.topic, queue.queue_id, queue.broker_name)
         request = self._header_request(RequestCode.GET_EARLIEST_MSG_STORETIME, header)
         response = await self._call(addr, request, timeout_ms)
-        return GetEarliestMsgStoretimeResponseHeader.from_ext_fields(response.ext_fields).timestamp
+        return GetEarliestMsgStoretimeResponseHeader.from_command(response).timestamp
 
     async def get_consumer_id_list(self, addr: str, group: str, timeout_ms: float | None = None) -> list[str]:
         header = GetConsumerListByGroupRequestHeader(group)

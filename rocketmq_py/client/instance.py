@@ -293,7 +293,7 @@ class MQClientInstance:
 
     def _on_check_transaction_state(self, ctx: RequestContext, request: RemotingCommand) -> None:
         """CHECK_TRANSACTION_STATE (oneway): hand the half message to the producer of its group."""
-        header = CheckTransactionStateRequestHeader.from_ext_fields(request.ext_fields)
+        header = CheckTransactionStateRequestHeader.from_command(request)
         messages = codec.decode_store_records(request.body or b"", strict=False)
         if not messages:
             _log.warning("a transaction check from %s carried no message", ctx.remote_address)

@@ -55,7 +55,7 @@ class ReplyFutures:
 
 
 def decode_reply(request: RemotingCommand, received_ms: int) -> MessageExt:
-    header = ReplyMessageRequestHeader.from_ext_fields(request.ext_fields)
+    header = ReplyMessageRequestHeader.from_command(request)
     body = request.body or b""
     if header.sys_flag & sysflag.COMPRESSED_FLAG:
         body = codec.decompress(body, codec.compression_type(header.sys_flag))

@@ -110,12 +110,12 @@ class NamesrvProcessor:
     # --- KV config ---------------------------------------------------------------------------
 
     async def put_kv_config(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = PutKVConfigRequestHeader.from_ext_fields(request.ext_fields)
+        header = PutKVConfigRequestHeader.from_command(request)
         self.kv_config.put(header.namespace, header.key, header.value)
         return _ok(request)
 
     async def get_kv_config(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetKVConfigRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetKVConfigRequestHeader.from_command(request)
         value = self.kv_config.get(header.namespace, header.key)
         if value is not None:
             return _ok(request, GetKVConfigResponseHeader(value=value).to_ext_fields())
@@ -123,12 +123,12 @@ class NamesrvProcessor:
                                f"No config item, Namespace: {header.namespace} Key: {header.key}")
 
     async def delete_kv_config(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = DeleteKVConfigRequestHeader.from_ext_fields(request.ext_fields)
+        header = DeleteKVConfigRequestHeader.from_command(request)
         self.kv_config.delete(header.namespace, header.key)
         return _ok(request)
 
     async def get_kv_list_by_namespace(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetKVListByNamespaceRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetKVListByNamespaceRequestHeader.from_command(request)
         body = self.kv_config.get_kv_list_by_namespace(header.namespace)
         if body is not None:
             return _ok(request, body=body)
@@ -137,7 +137,7 @@ class NamesrvProcessor:
     # --- brokers -----------------------------------------------------------------------------
 
     async def register_broker(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = RegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        header = RegisterBrokerRequestHeader.from_command(request)
         if header.body_crc32 and _body_crc32(request.body) != header.body_crc32:
             _log.warning("REGISTER_BROKER from %s: the body CRC32 does not match", ctx.remote_address)
             return create_response(request, ResponseCode.SYSTEM_ERROR, "crc32 not match")
@@ -165,12 +165,12 @@ class NamesrvProcessor:
         return _ok(request, response_header.to_ext_fields(), body)
 
     async def unregister_broker(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = UnRegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        header = UnRegisterBrokerRequestHeader.from_command(request)
         self.routes.unregister_broker(header.cluster_name, header.broker_addr, header.broker_name, header.broker_id)
         return _ok(request)
 
     async def query_data_version(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = QueryDataVersionRequestHeader.from_ext_fields(request.ext_fields)
+        header = QueryDataVersionRequestHeader.from_command(request)
         version = DataVersion.from_json(json_shape.decode(request.body, DATA_VERSION_SHAPE, "DataVersion"))
         changed = self.routes.is_broker_topic_config_changed(header.broker_addr, version)
         if not changed:
@@ -180,14 +180,14 @@ class NamesrvProcessor:
         return _ok(request, QueryDataVersionResponseHeader(changed=changed).to_ext_fields(), body)
 
     async def wipe_write_perm_of_broker(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = WipeWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        header = WipeWritePermOfBrokerRequestHeader.from_command(request)
         count = self.routes.wipe_write_perm_of_broker(header.broker_name)
         _log.info("wiped the write permission of broker %s (%d topics), asked by %s",
                   header.broker_name, count, ctx.remote_address)
         return _ok(request, WipeWritePermOfBrokerResponseHeader(wipe_topic_count=count).to_ext_fields())
 
     async def add_write_perm_of_broker(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = AddWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        header = AddWritePermOfBrokerRequestHeader.from_command(request)
         count = self.routes.add_write_perm_of_broker(header.broker_name)
         _log.info("added the write permission of broker %s (%d topics), asked by %s",
                   header.broker_name, count, ctx.remote_address)
@@ -196,7 +196,7 @@ class NamesrvProcessor:
     # --- routes and topics -------------------------------------------------------------------
 
     async def get_route_info_by_topic(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetRouteInfoRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetRouteInfoRequestHeader.from_command(request)
         route = self.routes.pickup_topic_route_data(header.topic)
         if route is None:
             return create_response(
@@ -216,12 +216,12 @@ class NamesrvProcessor:
         return _ok(request, body=self.routes.get_all_topic_list().encode())
 
     async def delete_topic_in_namesrv(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = DeleteTopicFromNamesrvRequestHeader.from_ext_fields(request.ext_fields)
+        header = DeleteTopicFromNamesrvRequestHeader.from_command(request)
         self.routes.delete_topic(header.topic, header.cluster_name)
         return _ok(request)
 
     async def get_topics_by_cluster(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetTopicsByClusterRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetTopicsByClusterRequestHeader.from_command(request)
         return _ok(request, body=self.routes.get_topics_by_cluster(header.cluster).encode())
 
     async def get_system_topic_list(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:

@@ -205,7 +205,7 @@ class Session:
             broker_name=part.broker_name,
         )
         response = await self.api.pull_message(part.broker_addr, header, self.settings.pull_timeout_ms)
-        answer = PullMessageResponseHeader.from_ext_fields(response.ext_fields)
+        answer = PullMessageResponseHeader.from_command(response)
         messages: list[MessageExt] = []
         if response.code == ResponseCode.SUCCESS and response.body:
             messages = codec.decode_store_records(response.body, strict=False)

@@ -53,7 +53,7 @@ class AclAdminProcessor:
         return self.broker.acl
 
     async def update_and_create_acl_config(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = CreateAccessConfigRequestHeader.from_ext_fields(request.ext_fields)
+        header = CreateAccessConfigRequestHeader.from_command(request)
         config = PlainAccessConfig(
             access_key=header.access_key, secret_key=header.secret_key,
             white_remote_address=header.white_remote_address, admin=header.admin,
@@ -73,7 +73,7 @@ class AclAdminProcessor:
         return ok(request)
 
     async def delete_acl_config(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = DeleteAccessConfigRequestHeader.from_ext_fields(request.ext_fields)
+        header = DeleteAccessConfigRequestHeader.from_command(request)
         code = ResponseCode.DELETE_ACL_CONFIG_FAILED
         validator = self._validator
         if validator is None:
@@ -91,7 +91,7 @@ class AclAdminProcessor:
 
     async def update_global_white_addrs_config(self, ctx: RequestContext,
                                                request: RemotingCommand) -> RemotingCommand:
-        header = UpdateGlobalWhiteAddrsConfigRequestHeader.from_ext_fields(request.ext_fields)
+        header = UpdateGlobalWhiteAddrsConfigRequestHeader.from_command(request)
         code = ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED
         validator = self._validator
         if validator is None:

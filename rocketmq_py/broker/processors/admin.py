@@ -106,7 +106,7 @@ class AdminBrokerProcessor:
         refusal = self._slave_refusal(request)
         if refusal is not None:
             return refusal
-        header = CreateTopicRequestHeader.from_ext_fields(request.ext_fields)
+        header = CreateTopicRequestHeader.from_command(request)
         _log.info("updateAndCreateTopic called by %s", ctx.remote_address)
         broker = self.broker
         remark = validate_topic(header.topic)
@@ -126,7 +126,7 @@ class AdminBrokerProcessor:
         refusal = self._slave_refusal(request)
         if refusal is not None:
             return refusal
-        header = TopicRequestHeader.from_ext_fields(request.ext_fields)
+        header = TopicRequestHeader.from_command(request)
         _log.info("deleteTopic %s called by %s", header.topic, ctx.remote_address)
         broker = self.broker
         remark = validate_topic(header.topic)
@@ -249,7 +249,7 @@ class AdminBrokerProcessor:
         refusal = self._slave_refusal(request)
         if refusal is not None:
             return refusal
-        header = DeleteSubscriptionGroupRequestHeader.from_ext_fields(request.ext_fields)
+        header = DeleteSubscriptionGroupRequestHeader.from_command(request)
         _log.info("deleteSubscriptionGroup %s called by %s", header.group_name, ctx.remote_address)
         self.broker.groups.delete(header.group_name)
         if header.remove_offset:
@@ -268,7 +268,7 @@ class AdminBrokerProcessor:
         return ok(request, body=schedule.offsets.encode().encode())
 
     async def clone_group_offset(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = CloneGroupOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        header = CloneGroupOffsetRequestHeader.from_command(request)
         broker = self.broker
         topic_names = {header.topic} if header.topic else broker.offsets.which_topic_by_consumer(header.src_group)
         for topic in topic_names:

@@ -56,7 +56,7 @@ class BrokerStatsProcessor:
             table.register(code, handler)
 
     async def view_broker_stats_data(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = ViewBrokerStatsDataRequestHeader.from_ext_fields(request.ext_fields)
+        header = ViewBrokerStatsDataRequestHeader.from_command(request)
         item = self.broker.stats.manager.item(header.stats_name, header.stats_key)
         if item is None:
             return fail(request, ResponseCode.SYSTEM_ERROR,
@@ -64,7 +64,7 @@ class BrokerStatsProcessor:
         return ok(request, body=bodies.broker_stats_data(item.in_minute(), item.in_hour(), item.in_day()))
 
     async def get_broker_consume_stats(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetConsumeStatsInBrokerHeader.from_ext_fields(request.ext_fields)
+        header = GetConsumeStatsInBrokerHeader.from_command(request)
         broker = self.broker
         groups = []
         total_diff = 0
@@ -95,7 +95,7 @@ class BrokerStatsProcessor:
         return ok(request, body=bodies.consume_stats_list(broker.broker_addr, groups, total_diff))
 
     async def query_consume_queue(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = QueryConsumeQueueRequestHeader.from_ext_fields(request.ext_fields)
+        header = QueryConsumeQueueRequestHeader.from_command(request)
         broker = self.broker
         queue = broker.store.get_consume_queue(header.topic, header.queue_id)
         if queue is None:
@@ -123,7 +123,7 @@ class BrokerStatsProcessor:
         return response
 
     async def get_consumer_status(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetConsumerStatusRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetConsumerStatusRequestHeader.from_command(request)
         broker = self.broker
         group = broker.consumers.group(header.group)
         infos = list(group.channel_info_table.values()) if group is not None else []
@@ -151,7 +151,7 @@ class BrokerStatsProcessor:
         return ok(request, body=bodies.consumer_status(table))
 
     async def query_correction_offset(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = QueryCorrectionOffsetHeader.from_ext_fields(request.ext_fields)
+        header = QueryCorrectionOffsetHeader.from_command(request)
         broker = self.broker
         left_out = {group for group in (header.filter_groups or "").split(",") if group.strip()}
         correction: dict[int, int] = {}
@@ -169,7 +169,7 @@ class BrokerStatsProcessor:
 
     async def resume_check_half_message(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         """Store a half message again with its check count at 0, so the transaction check asks about it anew."""
-        header = ResumeCheckHalfMessageRequestHeader.from_ext_fields(request.ext_fields)
+        header = ResumeCheckHalfMessageRequestHeader.from_command(request)
         store = self.broker.store
         failed = "Exception was thrown when putting message back to RMQ_SYS_TRANS_HALF_TOPIC."
         try:

@@ -87,7 +87,7 @@ class ClientManageProcessor:
         return ok(request)
 
     async def unregister_client(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = UnregisterClientRequestHeader.from_ext_fields(request.ext_fields)
+        header = UnregisterClientRequestHeader.from_command(request)
         broker = self.broker
         if header.producer_group is not None:
             broker.producers.unregister(header.producer_group, ctx.connection)
@@ -114,7 +114,7 @@ class ClientManageProcessor:
         return ok(request)
 
     async def get_consumer_list_by_group(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetConsumerListByGroupRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetConsumerListByGroupRequestHeader.from_command(request)
         group_info = self.broker.consumers.group(header.consumer_group)
         ids = group_info.all_client_ids() if group_info is not None else []
         if ids:
@@ -123,13 +123,13 @@ class ClientManageProcessor:
         return fail(request, ResponseCode.SYSTEM_ERROR, f"no consumer for this group, {header.consumer_group}")
 
     async def update_consumer_offset(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = UpdateConsumerOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        header = UpdateConsumerOffsetRequestHeader.from_command(request)
         self.broker.offsets.commit_offset(ctx.remote_address, header.consumer_group, header.topic, header.queue_id,
                                           header.commit_offset)
         return ok(request)
 
     async def query_consumer_offset(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = QueryConsumerOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        header = QueryConsumerOffsetRequestHeader.from_command(request)
         broker = self.broker
         offset = broker.offsets.query_offset(header.consumer_group, header.topic, header.queue_id)
         if offset >= 0:

@@ -74,7 +74,7 @@ class PullMessageProcessor:
         a consumer parks a pull once per hold time, so that is a small cost for the common pull's saving.
         """
         try:
-            header = PullMessageRequestHeader.from_ext_fields(request.ext_fields)
+            header = PullMessageRequestHeader.from_command(request)
         except CodecError:
             return None
         return self._process(ctx.connection, request, header, True, may_park=False)
@@ -85,7 +85,7 @@ class PullMessageProcessor:
 
     def process(self, connection: RemotingConnection, request: RemotingCommand,
                 allow_suspend: bool) -> RemotingCommand | None:
-        header = PullMessageRequestHeader.from_ext_fields(request.ext_fields)
+        header = PullMessageRequestHeader.from_command(request)
         return self._process(connection, request, header, allow_suspend)
 
     def _process(self, connection: RemotingConnection, request: RemotingCommand, header: PullMessageRequestHeader,

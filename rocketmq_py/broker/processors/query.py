@@ -42,7 +42,7 @@ class QueryMessageProcessor:
             table.register(code, handler)
 
     async def query_message(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = QueryMessageRequestHeader.from_ext_fields(request.ext_fields)
+        header = QueryMessageRequestHeader.from_command(request)
         max_num = header.max_num
         if (request.ext_fields or {}).get(UNIQUE_MSG_QUERY_FLAG) == "true":
             max_num = self.broker.store_config.default_query_max_num
@@ -57,28 +57,28 @@ class QueryMessageProcessor:
         return response
 
     async def view_message_by_id(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = ViewMessageRequestHeader.from_ext_fields(request.ext_fields)
+        header = ViewMessageRequestHeader.from_command(request)
         record = self.broker.store.select_one_message_by_offset(header.offset)
         if record is None:
             return fail(request, ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {header.offset}")
         return ok(request, body=record)
 
     async def get_max_offset(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = QueueRequestHeader.from_ext_fields(request.ext_fields)
+        header = QueueRequestHeader.from_command(request)
         offset = self.broker.store.get_max_offset_in_queue(header.topic, header.queue_id)
         return ok(request, OffsetResponseHeader(offset).to_ext_fields())
 
     async def get_min_offset(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = QueueRequestHeader.from_ext_fields(request.ext_fields)
+        header = QueueRequestHeader.from_command(request)
         offset = self.broker.store.get_min_offset_in_queue(header.topic, header.queue_id)
         return ok(request, OffsetResponseHeader(offset).to_ext_fields())
 
     async def get_earliest_msg_storetime(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = QueueRequestHeader.from_ext_fields(request.ext_fields)
+        header = QueueRequestHeader.from_command(request)
         timestamp = self.broker.store.get_earliest_message_time(header.topic, header.queue_id)
         return ok(request, GetEarliestMsgStoretimeResponseHeader(timestamp).to_ext_fields())
 
     async def search_offset_by_timestamp(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = SearchOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        header = SearchOffsetRequestHeader.from_command(request)
         offset = self.broker.store.get_offset_in_queue_by_time(header.topic, header.queue_id, header.timestamp)
         return ok(request, OffsetResponseHeader(offset).to_ext_fields())

@@ -42,9 +42,9 @@ class ReplyMessageProcessor:
     async def reply(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         if request.code == RequestCode.SEND_REPLY_MESSAGE:
             header: SendMessageRequestHeader | SendMessageRequestHeaderV2 = \
-                SendMessageRequestHeader.from_ext_fields(request.ext_fields)
+                SendMessageRequestHeader.from_command(request)
         else:
-            header = SendMessageRequestHeaderV2.from_ext_fields(request.ext_fields)
+            header = SendMessageRequestHeaderV2.from_command(request)
         broker = self.broker
         send = broker.send_processor
         topic_config, refusal = send.check_send(ctx, request, header)

@@ -285,7 +285,7 @@ class SendMessageProcessor:
     # --- CONSUMER_SEND_MSG_BACK ----------------------------------------------------------------------
 
     async def consumer_send_msg_back(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = ConsumerSendMsgBackRequestHeader.from_ext_fields(request.ext_fields)
+        header = ConsumerSendMsgBackRequestHeader.from_command(request)
         broker = self.broker
         group_config = broker.groups.find(header.group)
         if group_config is None:

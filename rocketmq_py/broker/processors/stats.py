@@ -61,7 +61,7 @@ class StatsProcessor:
         return MessageQueue(topic, self.broker.config.broker_name, queue_id)
 
     async def get_topic_stats_info(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = TopicRequestHeader.from_ext_fields(request.ext_fields)
+        header = TopicRequestHeader.from_command(request)
         broker = self.broker
         topic_config = broker.topics.select(header.topic)
         if topic_config is None:
@@ -76,7 +76,7 @@ class StatsProcessor:
         return ok(request, body=bodies.topic_stats_table(offsets))
 
     async def get_consume_stats(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetConsumeStatsRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetConsumeStatsRequestHeader.from_command(request)
         broker = self.broker
         group = header.consumer_group
         if header.topic and header.topic.strip():
@@ -103,7 +103,7 @@ class StatsProcessor:
         return ok(request, body=bodies.consume_stats(offsets, consume_tps))
 
     async def get_consumer_connection_list(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetConsumerConnectionListRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetConsumerConnectionListRequestHeader.from_command(request)
         group = self.broker.consumers.group(header.consumer_group)
         if group is None:
             return fail(request, ResponseCode.CONSUMER_NOT_ONLINE,
@@ -111,7 +111,7 @@ class StatsProcessor:
         return ok(request, body=bodies.consumer_connection(group))
 
     async def get_producer_connection_list(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetProducerConnectionListRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetProducerConnectionListRequestHeader.from_command(request)
         channels = self.broker.producers.group_channel_table.get(header.producer_group)
         if channels is None:
             return fail(request, ResponseCode.SYSTEM_ERROR, f"the producer group[{header.producer_group}] not exist")
@@ -123,13 +123,13 @@ class StatsProcessor:
         return ok(request, body=bodies.producer_table(table))
 
     async def query_topic_consume_by_who(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = TopicRequestHeader.from_ext_fields(request.ext_fields)
+        header = TopicRequestHeader.from_command(request)
         groups = self.broker.consumers.topic_consumed_by(header.topic)
         groups |= self.broker.offsets.which_group_by_topic(header.topic)
         return ok(request, body=bodies.group_list(groups))
 
     async def query_consume_time_span(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = QueryConsumeTimeSpanRequestHeader.from_ext_fields(request.ext_fields)
+        header = QueryConsumeTimeSpanRequestHeader.from_command(request)
         broker = self.broker
         topic_config = broker.topics.select(header.topic)
         if topic_config is None:
@@ -155,7 +155,7 @@ class StatsProcessor:
 
     async def reset_offset(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         """Move a group's offsets to a time and tell its online consumers (Java's Broker2Client.resetOffset)."""
-        header = ResetOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        header = ResetOffsetRequestHeader.from_command(request)
         broker = self.broker
         topic_config = broker.topics.select(header.topic)
         if topic_config is None:
@@ -202,11 +202,11 @@ class StatsProcessor:
         return response
 
     async def get_consumer_running_info(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetConsumerRunningInfoRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetConsumerRunningInfoRequestHeader.from_command(request)
         return await self._call_consumer(request, header.consumer_group, header.client_id)
 
     async def consume_message_directly(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = ConsumeMessageDirectlyResultRequestHeader.from_ext_fields(request.ext_fields)
+        header = ConsumeMessageDirectlyResultRequestHeader.from_command(request)
         try:
             _, _, offset = codec.decode_offset_msg_id(header.msg_id or "")
         except Exception:

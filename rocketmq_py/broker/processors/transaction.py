@@ -32,7 +32,7 @@ class EndTransactionProcessor:
         table.register(RequestCode.END_TRANSACTION, self.end_transaction)
 
     async def end_transaction(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
-        header = EndTransactionRequestHeader.from_ext_fields(request.ext_fields)
+        header = EndTransactionRequestHeader.from_command(request)
         broker = self.broker
         if broker.store_config.broker_role == SLAVE:
             _log.warning("this broker is a slave; END_TRANSACTION refused")

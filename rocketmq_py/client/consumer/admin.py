@@ -55,7 +55,7 @@ class ConsumerRequestProcessors:
         processors.register(RequestCode.CONSUME_MESSAGE_DIRECTLY, self.consume_message_directly)
 
     def notify_consumer_ids_changed(self, ctx: RequestContext, request: RemotingCommand) -> None:
-        header = NotifyConsumerIdsChangedRequestHeader.from_ext_fields(request.ext_fields)
+        header = NotifyConsumerIdsChangedRequestHeader.from_command(request)
         _log.info("the consumers of %s changed (notice from %s); rebalancing", header.consumer_group,
                   ctx.remote_address)
         for consumer in list(self.instance.consumers.values()):
@@ -63,7 +63,7 @@ class ConsumerRequestProcessors:
         return None
 
     def reset_offset(self, ctx: RequestContext, request: RemotingCommand) -> None:
-        header = ResetOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        header = ResetOffsetRequestHeader.from_command(request)
         offsets = consumer_body.decode_reset_offset_body(request.body)
         _log.info("reset offset of %s for topic %s to timestamp %d requested by %s", header.group, header.topic,
                   header.timestamp, ctx.remote_address)
@@ -75,13 +75,13 @@ class ConsumerRequestProcessors:
         return None
 
     def get_consumer_status(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetConsumerStatusRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetConsumerStatusRequestHeader.from_command(request)
         consumer = self.instance.consumers.get(header.group)
         table = consumer.consumer_status(header.topic) if consumer is not None else {}
         return create_response(request, ResponseCode.SUCCESS, body=consumer_body.encode_consumer_status_body(table))
 
     async def get_consumer_running_info(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = GetConsumerRunningInfoRequestHeader.from_ext_fields(request.ext_fields)
+        header = GetConsumerRunningInfoRequestHeader.from_command(request)
         consumer = self.instance.consumers.get(header.consumer_group)
         if consumer is None:
             return create_response(request, ResponseCode.SYSTEM_ERROR,
@@ -92,7 +92,7 @@ class ConsumerRequestProcessors:
         return create_response(request, ResponseCode.SUCCESS, body=info.encode())
 
     async def consume_message_directly(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
-        header = ConsumeMessageDirectlyResultRequestHeader.from_ext_fields(request.ext_fields)
+        header = ConsumeMessageDirectlyResultRequestHeader.from_command(request)
         consumer = self.instance.consumers.get(header.consumer_group)
         messages = codec.decode_store_records(request.body or b"", strict=False)
         result = None

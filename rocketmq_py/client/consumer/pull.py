@@ -109,7 +109,7 @@ class PullAPI:
             broker_name=queue.broker_name,
         )
         response = await self.instance.api.pull_message(broker.addr, header, timeout_ms)
-        answer = PullMessageResponseHeader.from_ext_fields(response.ext_fields)
+        answer = PullMessageResponseHeader.from_command(response)
         result = PullResult(
             _STATUS_BY_CODE[response.code], answer.next_begin_offset, answer.min_offset, answer.max_offset,
             suggest_which_broker_id=answer.suggest_which_broker_id,

@@ -36,8 +36,9 @@ from rocketmq_py._codec_types import (
     HEADER_STR,
     WIRE_NAMES,
     HeaderPlan,
+    RemotingCommand,
 )
-from rocketmq_py.codec import header_fields, read_header
+from rocketmq_py.codec import header_fields, read_command_header, read_header
 from rocketmq_py.errors import BadRequestError
 
 _log = logging.getLogger(__name__)
@@ -122,10 +123,18 @@ class CommandHeader:
             """Raises :class:`HeaderFieldError` for a required field that is missing or bad (see the module text)."""
             header: _H = read_header(cls, fields)
             return header
+
+        @classmethod
+        def from_command(cls: type[_H], command: RemotingCommand) -> _H:
+            """``from_ext_fields(command.ext_fields)`` (Java's ``decodeCommandCustomHeader``); a decoded ROCKETMQ
+            frame's fields are read straight from its bytes."""
+            header: _H = read_command_header(cls, command)
+            return header
     else:
         # They find the class's plan themselves, so no Python frame runs between a caller and the mapping.
         to_ext_fields = header_fields
         from_ext_fields = classmethod(read_header)
+        from_command = classmethod(read_command_header)
 
 
 #: One plan per header class, where the encoders look up a command's custom header too.
