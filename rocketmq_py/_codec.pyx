@@ -24,7 +24,7 @@ import zlib
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.bytearray cimport PyByteArray_GET_SIZE
-from cpython.dict cimport PyDict_Next, PyDict_SetItem
+from cpython.dict cimport PyDict_Copy, PyDict_Next, PyDict_SetItem
 from cpython.long cimport PyLong_Check, PyLong_CheckExact
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
@@ -52,6 +52,7 @@ from rocketmq_py.common.message import MessageExt
 from rocketmq_py.errors import CodecError, FrameTooLargeError
 
 cdef extern from "Python.h":
+    Py_ssize_t PyDict_GET_SIZE(object mapping)
     enum:
         PyUnicode_1BYTE_KIND
         PyUnicode_4BYTE_KIND

@@ -399,6 +399,49 @@ def store_records(draw):
     )
 
 
+# Names that repeat (a duplicate in one record) and texts that are not UTF-8 once encoded (a lone surrogate).
+_FEW_NAMES = st.sampled_from(["A", "B", "TAGS", "\ud800", "\u00e9", ""])
+property_names = st.one_of(_FEW_NAMES, _FEW_NAMES, _FEW_NAMES, plain_text)
+property_values = st.one_of(st.sampled_from(["0", "true", "TagA", "", "\ud800", "x\x01y"]), plain_text)
+
+
+@st.composite
+def property_runs(draw):
+    """The properties of consecutive records, as one producer writes them: the same names in the same order, with
+    values that change or stay; now and then a value left empty, a name dropped, or a segment more."""
+    base = draw(st.lists(st.tuples(property_names, property_values), max_size=20))
+    runs = []
+    for _ in range(draw(st.integers(2, 4))):
+        segments = []
+        for name, value in base:
+            change = draw(st.sampled_from(["same", "same", "same", "value", "empty", "no name"]))
+            if change == "value":
+                value = draw(property_values)
+            elif change == "empty":
+                value = ""
+            elif change == "no name":
+                name = ""
+            segments.append(f"{name}\x01{value}")
+        if draw(st.integers(0, 3)) == 0:
+            segments.append(draw(st.sampled_from(["", "lone", "A\x01", "\x01v", "B\x01b"])))
+        runs.append("\x02".join(segments))
+    return runs
+
+
+@SETTINGS
+@given(runs=property_runs())
+def test_records_with_the_previous_records_property_names_alike(twin, compiled, runs):
+    """The compiled decoder starts a record's properties from the previous record's dict when the names are the same:
+    the same dicts, in the same order, as parsing each record's properties afresh."""
+    body = b"".join(twin_module.encode_store_record(topic="T", body=b"b", properties=text, queue_offset=offset)
+                    for offset, text in enumerate(runs))
+    expected = [twin_module.string_to_properties(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
+                for text in runs]
+    assert assert_agree(twin, compiled, "decode_store_records", body)[0] == "returned"
+    messages = compiled.decode_store_records(body)
+    assert [list(message.properties.items()) for message in messages] == [list(fields.items()) for fields in expected]
+
+
 @SETTINGS
 @given(data=st.data(), records=st.lists(store_records(), min_size=1, max_size=3))
 def test_store_records_alike(twin, compiled, data, records):

@@ -112,7 +112,60 @@ cdef enum:
     _MAX_PRESIZED = 64
 
 
-cdef dict _properties_from_utf8(const uint8_t* data, Py_ssize_t length):
+# The records of one pull body mostly carry the same property names in the same order, and many of the same values
+# (tags, flags, the cluster). A PropertyMemo keeps the previous record's properties: each name and value text by its
+# position, so that one whose bytes are the same is the same str without hashing them again, and the dict itself, so
+# that a record with the very same names starts from a copy of it (one C copy of its table) and sets only the values
+# that differ, rather than inserting every entry.
+
+cdef enum:
+    _MEMO_SEGMENTS = 16  # properties beyond these are parsed without the memo
+
+
+ctypedef struct PropertyMemo:
+    const uint8_t* data[2 * _MEMO_SEGMENTS]  # where each name and value text's bytes are (in the body being decoded)
+    Py_ssize_t length[2 * _MEMO_SEGMENTS]
+    PyObject* text[2 * _MEMO_SEGMENTS]  # owned references, or NULL
+    PyObject* fields  # the previous record's dict (owned), or NULL
+    Py_ssize_t segments  # how many segments its properties had
+    char inserted[_MEMO_SEGMENTS]  # which of them made an entry (a name and a value, both not empty)
+
+
+cdef inline void _memo_init(PropertyMemo* memo) noexcept:
+    memset(memo.text, 0, sizeof(memo.text))
+    memo.fields = NULL
+
+
+cdef inline void _memo_clear(PropertyMemo* memo) noexcept:
+    cdef Py_ssize_t i
+    for i in range(2 * _MEMO_SEGMENTS):
+        Py_XDECREF(memo.text[i])
+        memo.text[i] = NULL
+    Py_XDECREF(memo.fields)
+    memo.fields = NULL
+
+
+cdef inline bint _memo_has(PropertyMemo* memo, Py_ssize_t index, const uint8_t* data, Py_ssize_t length) noexcept:
+    return (memo.text[index] != NULL and memo.length[index] == length
+            and memcmp(memo.data[index], data, length) == 0)
+
+
+cdef inline object _memo_text(PropertyMemo* memo, Py_ssize_t index, const uint8_t* data, Py_ssize_t length):
+    """``_decode_text(data, length)``: the memo's text at ``index`` when it was made from the same bytes."""
+    if memo == NULL or index >= 2 * _MEMO_SEGMENTS:
+        return _decode_text(data, length)
+    if _memo_has(memo, index, data, length):
+        return <object>memo.text[index]
+    text = _decode_text(data, length)
+    Py_INCREF(text)
+    Py_XDECREF(memo.text[index])
+    memo.text[index] = <PyObject*>text
+    memo.data[index] = data
+    memo.length[index] = length
+    return text
+
+
+cdef dict _properties_from_utf8(const uint8_t* data, Py_ssize_t length, PropertyMemo* memo=NULL):
     """Parse properties straight from their UTF-8 bytes.
 
     Same result as decoding (with replacement) and then splitting: the
@@ -120,35 +173,99 @@ cdef dict _properties_from_utf8(const uint8_t* data, Py_ssize_t length):
     and the decoder never swallows into a replacement character.
     """
     cdef Py_ssize_t stops[_MAX_PRESIZED]
+    cdef Py_ssize_t names[_MAX_PRESIZED]  # each segment's name length, or -1 where it makes no entry
     cdef Py_ssize_t count = 0
+    cdef Py_ssize_t entries = 0
     cdef Py_ssize_t start = 0
     cdef Py_ssize_t stop, size, name_length
     cdef const uint8_t* found
     cdef dict result
-    while count < _MAX_PRESIZED:  # the segment ends, to size the dict once
+    while count < _MAX_PRESIZED:  # the segments, to size the dict once
         found = <const uint8_t*>memchr(data + start, 0x02, length - start)
-        stops[count] = length if found == NULL else found - data
+        stop = length if found == NULL else found - data
+        stops[count] = stop
+        found = <const uint8_t*>memchr(data + start, 0x01, stop - start)
+        names[count] = -1
+        if found != NULL and 0 < found - (data + start) < stop - start - 1:
+            names[count] = found - (data + start)
+            entries += 1
         count += 1
-        if found == NULL:
+        if stop >= length:
             break
-        start = stops[count - 1] + 1
-    result = rmq_new_dict(count)
-    start = 0
-    count = 0
+        start = stop + 1
+    if memo != NULL and _same_names(memo, data, stops, names, count, entries):
+        result = _copy_with_values(memo, data, stops, names, count)
+    else:
+        result = _insert_entries(memo, data, length, stops, names, count, entries)
+    if memo != NULL and count <= _MEMO_SEGMENTS:
+        Py_INCREF(result)
+        Py_XDECREF(memo.fields)
+        memo.fields = <PyObject*>result
+        memo.segments = count
+        for start in range(count):
+            memo.inserted[start] = names[start] >= 0
+    elif memo != NULL:
+        Py_XDECREF(memo.fields)
+        memo.fields = NULL
+    return result
+
+
+cdef bint _same_names(PropertyMemo* memo, const uint8_t* data, Py_ssize_t* stops, Py_ssize_t* names,
+                      Py_ssize_t count, Py_ssize_t entries) noexcept:
+    """Whether these segments make entries with the same names, at the same places, as the memo's dict did, and
+    with no name twice (its size is the number of entries), so that a copy of it only needs other values."""
+    cdef Py_ssize_t j
+    cdef Py_ssize_t start = 0
+    if (memo.fields == NULL or memo.segments != count or PyDict_GET_SIZE(<object>memo.fields) != entries):
+        return False
+    for j in range(count):
+        if (names[j] >= 0) != memo.inserted[j]:
+            return False
+        if names[j] >= 0 and not _memo_has(memo, 2 * j, data + start, names[j]):
+            return False
+        start = stops[j] + 1
+    return True
+
+
+cdef dict _copy_with_values(PropertyMemo* memo, const uint8_t* data, Py_ssize_t* stops, Py_ssize_t* names,
+                            Py_ssize_t count):
+    cdef dict result = PyDict_Copy(<object>memo.fields)
+    cdef Py_ssize_t j
+    cdef Py_ssize_t start = 0
+    cdef Py_ssize_t value_at
+    for j in range(count):
+        if names[j] >= 0:
+            value_at = start + names[j] + 1
+            if not _memo_has(memo, 2 * j + 1, data + value_at, stops[j] - value_at):
+                PyDict_SetItem(result, <object>memo.text[2 * j],
+                               _memo_text(memo, 2 * j + 1, data + value_at, stops[j] - value_at))
+        start = stops[j] + 1
+    return result
+
+
+cdef dict _insert_entries(PropertyMemo* memo, const uint8_t* data, Py_ssize_t length, Py_ssize_t* stops,
+                          Py_ssize_t* names, Py_ssize_t count, Py_ssize_t entries):
+    cdef dict result = rmq_new_dict(entries)
+    cdef Py_ssize_t j = 0
+    cdef Py_ssize_t start = 0
+    cdef Py_ssize_t stop, size, name_length
+    cdef const uint8_t* found
     while True:
-        if count < _MAX_PRESIZED:
-            stop = stops[count]
-            count += 1
-        else:
+        if j < count:
+            stop = stops[j]
+            name_length = names[j]
+        else:  # past the segments counted: find this one's ends here
             found = <const uint8_t*>memchr(data + start, 0x02, length - start)
             stop = length if found == NULL else found - data
-        size = stop - start
-        found = <const uint8_t*>memchr(data + start, 0x01, size)
-        if found != NULL:
-            name_length = found - (data + start)
-            if 0 < name_length < size - 1:
-                PyDict_SetItem(result, _decode_text(data + start, name_length),
-                               _decode_text(found + 1, size - name_length - 1))
+            found = <const uint8_t*>memchr(data + start, 0x01, stop - start)
+            size = stop - start
+            name_length = found - (data + start) if found != NULL else -1
+            if not 0 < name_length < size - 1:
+                name_length = -1
+        if name_length >= 0:
+            PyDict_SetItem(result, _memo_text(memo, 2 * j, data + start, name_length),
+                           _memo_text(memo, 2 * j + 1, data + start + name_length + 1, stop - start - name_length - 1))
+        j += 1
         if stop >= length:
             return result
         start = stop + 1

@@ -82,20 +82,25 @@ def decode_store_records(data, bint decompress_body=True, bint strict=True) -> l
     """
     cdef ByteReader r
     cdef list messages = []
+    cdef PropertyMemo memo
     data = _bytes_of(data)
     reader_init(&r, <const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
-    while reader_left(&r) > 0:
-        try:
-            message = _decode_store_record(&r, decompress_body)
-        except CodecError:
-            if strict:
-                raise
-            break
-        messages.append(message)
+    _memo_init(&memo)
+    try:
+        while reader_left(&r) > 0:
+            try:
+                message = _decode_store_record(&r, decompress_body, &memo)
+            except CodecError:
+                if strict:
+                    raise
+                break
+            messages.append(message)
+    finally:
+        _memo_clear(&memo)
     return messages
 
 
-cdef object _decode_store_record(ByteReader* r, bint decompress_body):
+cdef object _decode_store_record(ByteReader* r, bint decompress_body, PropertyMemo* memo):
     cdef const uint8_t* p
     cdef const uint8_t* born_ip
     cdef const uint8_t* store_ip
@@ -157,7 +162,7 @@ cdef object _decode_store_record(ByteReader* r, bint decompress_body):
         p = reader_take(r, props_length)
         if p == NULL:
             raise CodecError(f"store record ends inside the properties at byte {r.position}")
-        properties = _properties_from_utf8(p, props_length)
+        properties = _properties_from_utf8(p, props_length, memo)
     else:
         properties = {}
 
