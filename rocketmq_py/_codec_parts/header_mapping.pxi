@@ -210,12 +210,21 @@ cdef object _plan_of(object cls):
 
 cdef inline bint _is_ascii_true(object text) noexcept:
     """``text.lower() == "true"`` for an exact ASCII str (the only kind whose answer is decided here)."""
-    cdef const char* data
-    if PyUnicode_GET_LENGTH(text) != 4:
-        return False
-    data = <const char*>PyUnicode_DATA(text)
-    return ((data[0] | 0x20) == b't' and (data[1] | 0x20) == b'r' and (data[2] | 0x20) == b'u'
+    return _is_true_bytes(<const uint8_t*>PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text))
+
+
+cdef inline bint _is_true_bytes(const uint8_t* data, Py_ssize_t length) noexcept:
+    """``text.lower() == "true"`` for the ASCII text of these bytes."""
+    return (length == 4 and (data[0] | 0x20) == b't' and (data[1] | 0x20) == b'r' and (data[2] | 0x20) == b'u'
             and (data[3] | 0x20) == b'e')
+
+
+cdef inline bint _all_ascii(const uint8_t* data, Py_ssize_t length) noexcept:
+    cdef Py_ssize_t i
+    for i in range(length):
+        if data[i] >= 0x80:
+            return False
+    return True
 
 
 cdef class _SlotPlan:
@@ -434,6 +443,8 @@ cdef object _header_from_wire(object cls, WireExtFields wire, _SlotPlan laid_out
             field = <object>laid_out.defaults[i]
         elif laid_out.kinds[i] == K_INT and _plain_digits(values[i], lengths[i], laid_out.bits[i]):
             field = _digits_value(values[i], lengths[i])
+        elif laid_out.kinds[i] == K_BOOL and _all_ascii(values[i], lengths[i]):
+            field = True if _is_true_bytes(values[i], lengths[i]) else False
         else:
             field = _field_value(cls, laid_out, i, _decode_text(values[i], lengths[i]))
         rmq_fill_slot(header, laid_out.offsets[i], field)
@@ -457,4 +468,4 @@ cdef inline bint _is_wire_key(PyObject* prefix, const uint8_t* key_at, int16_t k
     cdef const uint8_t* expected = <const uint8_t*>PyBytes_AS_STRING(<object>prefix)
     # Keys are short (the V2 send headers' are one letter): the first key byte decides most, without a call.
     return (PyBytes_GET_SIZE(<object>prefix) == key_length + 2 and expected[2] == key_at[2]
-            and memcmp(expected + 3, key_at + 3, key_length - 1) == 0)
+            and (key_length == 1 or memcmp(expected + 3, key_at + 3, key_length - 1) == 0))
