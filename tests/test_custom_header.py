@@ -17,7 +17,7 @@ from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
 from rocketmq_py.remoting import RemotingClient
 from rocketmq_py.remoting.command import create_request
 
-from test_header_mapping import HEADER_CLASSES, _outcome, ext_fields_of
+from conftest_headers import HEADER_CLASSES, ext_fields_of, outcome
 
 SETTINGS = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 
@@ -146,10 +146,10 @@ def test_make_custom_header_to_net_moves_the_fields_and_keeps_the_bytes(twin, co
 @given(data=st.data())
 def test_the_plan_finding_functions_are_the_plan_taking_ones(twin, compiled, cls, data):
     fields = data.draw(ext_fields_of(cls))
-    expected = _outcome(twin.header_from_fields, cls, fields, cls._plan())
-    assert _outcome(twin.read_header, cls, fields) == expected
-    assert _outcome(compiled.read_header, cls, fields) == expected
-    assert _outcome(cls.from_ext_fields, fields) == expected
+    expected = outcome(twin.header_from_fields, cls, fields, cls._plan())
+    assert outcome(twin.read_header, cls, fields) == expected
+    assert outcome(compiled.read_header, cls, fields) == expected
+    assert outcome(cls.from_ext_fields, fields) == expected
     header = data.draw(header_values(cls))
     written = twin.header_to_fields(header, cls._plan())
     assert twin.header_fields(header) == compiled.header_fields(header) == header.to_ext_fields() == written

@@ -3,70 +3,16 @@ the same extFields and the same errors, for every header class, on random and ho
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import math
-import pkgutil
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import rocketmq_py.common.headers as headers_package
-from rocketmq_py.common.headers.base import (
-    BadHeaderFieldError,
-    CommandHeader,
-    MissingHeaderFieldError,
-)
+from conftest_headers import HEADER_CLASSES, ext_block_entries, ext_fields_of, outcome, rocketmq_header
+from rocketmq_py.common.headers.base import CommandHeader, MissingHeaderFieldError
 from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
 
 SETTINGS = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _all_header_classes() -> list[type[CommandHeader]]:
-    for module in pkgutil.iter_modules(headers_package.__path__):
-        importlib.import_module(f"{headers_package.__name__}.{module.name}")
-    found, pending = [], list(CommandHeader.__subclasses__())
-    while pending:
-        cls = pending.pop()
-        pending.extend(cls.__subclasses__())
-        # @dataclass(slots=True) makes a new class: the one it replaced may linger among the subclasses until collected.
-        module = importlib.import_module(cls.__module__)
-        if dataclasses.is_dataclass(cls) and getattr(module, cls.__name__, None) is cls:
-            found.append(cls)
-    return sorted(found, key=lambda cls: cls.__qualname__)
-
-
-HEADER_CLASSES = _all_header_classes()
-
-# Numbers as Java sees them: plain, signed, out of range, Unicode digits, blanks, floats, words.
-number_text = st.one_of(
-    st.integers(-(1 << 70), 1 << 70).map(str),
-    st.integers(0, 10**18).map(lambda n: f"+{n}"),
-    st.sampled_from(["", "-", "+", " 1", "1 ", "1_000", "1.5", "0x10", "٣", "１２", "00000000000000000001",
-                     "2147483647", "2147483648", "-2147483648", "-2147483649", "9223372036854775807",
-                     "9223372036854775808", "true", "True", "FALSE", "nan", "inf", "1e3"]),
-)
-field_text = st.one_of(number_text, st.text(max_size=12))
-
-
-def _outcome(function, *args):
-    try:
-        header = function(*args)
-    except (MissingHeaderFieldError, BadHeaderFieldError) as error:
-        return ("raised", type(error).__name__, str(error))
-    values = {field.name: getattr(header, field.name) for field in dataclasses.fields(header)}
-    return ("returned", type(header).__name__,
-            {name: ("nan" if isinstance(value, float) and math.isnan(value) else value)
-             for name, value in values.items()})
-
-
-@st.composite
-def ext_fields_of(draw, cls):
-    names = [entry[1] for entry in cls._plan().entries]
-    chosen = draw(st.lists(st.sampled_from(names), unique=True)) if names else []
-    fields = {name: draw(field_text) for name in chosen}
-    fields.update(draw(st.dictionaries(st.text(max_size=6), st.text(max_size=6), max_size=2)))
-    return fields
 
 
 @SETTINGS
@@ -75,7 +21,7 @@ def ext_fields_of(draw, cls):
 def test_reading_headers_alike(twin, compiled, cls, data):
     fields = data.draw(ext_fields_of(cls))
     plan = cls._plan()
-    assert _outcome(twin.header_from_fields, cls, fields, plan) == _outcome(
+    assert outcome(twin.header_from_fields, cls, fields, plan) == outcome(
         compiled.header_from_fields, cls, fields, plan)
 
 
@@ -93,7 +39,7 @@ def test_writing_headers_alike(twin, compiled, cls, data):
     header = cls(**values)
     written = twin.header_to_fields(header, plan)
     assert written == compiled.header_to_fields(header, plan)
-    assert _outcome(twin.header_from_fields, cls, written, plan) == _outcome(
+    assert outcome(twin.header_from_fields, cls, written, plan) == outcome(
         compiled.header_from_fields, cls, written, plan)
 
 
@@ -161,32 +107,6 @@ def test_keys_decoded_before_a_plan_exists_become_its_wire_names(compiled) -> No
 # --- reading a header straight from a ROCKETMQ frame's ext block ---------------------------------------------------
 
 
-def _text_or_bytes(text_strategy):
-    """UTF-8 of a text, or raw bytes that need not decode (a replacement character stands for them)."""
-    return st.one_of(text_strategy.map(lambda text: text.encode("utf-8", "surrogatepass")),
-                     st.binary(max_size=6))
-
-
-@st.composite
-def ext_block_entries(draw, cls):
-    """Entries of a ROCKETMQ ext block as a peer might send them for ``cls``: its wire names in any order, repeated,
-    with empty values (Java reads them as null), other keys, empty keys, and bytes that are not UTF-8."""
-    names = [entry[1] for entry in cls._plan().entries]
-    key = st.one_of(st.sampled_from(names).map(str.encode), _text_or_bytes(st.text(max_size=6))) if names else \
-        _text_or_bytes(st.text(max_size=6))
-    value = st.one_of(st.just(b""), _text_or_bytes(field_text))
-    return draw(st.lists(st.tuples(key, value), max_size=2 * len(names) + 3))
-
-
-def _rocketmq_header(entries) -> bytes:
-    import struct
-
-    block = b"".join(struct.pack(">h", len(key)) + key + struct.pack(">i", len(value)) + value
-                     for key, value in entries)
-    # code 310, language JAVA, version 409, opaque 7, flag 0, no remark, then the ext block.
-    return struct.pack(">hbhiii", 310, 0, 409, 7, 0, 0) + struct.pack(">i", len(block)) + block
-
-
 @SETTINGS
 @pytest.mark.parametrize("cls", HEADER_CLASSES, ids=lambda cls: cls.__name__)
 @given(data=st.data())
@@ -194,15 +114,15 @@ def test_reading_headers_from_frames_alike(twin, compiled, cls, data):
     """``from_command`` on a decoded ROCKETMQ frame reads the header from the ext block's bytes in the compiled codec:
     the same header, or the same error, as the twin reading the extFields dict it decodes."""
     entries = data.draw(ext_block_entries(cls))
-    header = _rocketmq_header(entries)
+    header = rocketmq_header(entries)
     expected_command = twin.decode_rocketmq_header(header)
     command = compiled.decode_rocketmq_header(header)
     assert (command._wire_ext is not None) == bool(entries)  # else this test would only exercise the dict path
-    expected = _outcome(twin.read_command_header, cls, expected_command)
-    assert _outcome(compiled.read_command_header, cls, command) == expected
+    expected = outcome(twin.read_command_header, cls, expected_command)
+    assert outcome(compiled.read_command_header, cls, command) == expected
     assert command._ext_fields is None  # read without making the dict
     assert command.ext_fields == expected_command.ext_fields
-    assert _outcome(compiled.read_command_header, cls, command) == expected  # and from the dict once it exists
+    assert outcome(compiled.read_command_header, cls, command) == expected  # and from the dict once it exists
 
 
 def test_from_command_reads_what_from_ext_fields_reads(twin, compiled):
