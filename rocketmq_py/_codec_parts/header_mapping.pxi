@@ -219,13 +219,6 @@ cdef inline bint _is_true_bytes(const uint8_t* data, Py_ssize_t length) noexcept
             and (data[3] | 0x20) == b'e')
 
 
-cdef inline bint _all_ascii(const uint8_t* data, Py_ssize_t length) noexcept:
-    cdef Py_ssize_t i
-    for i in range(length):
-        if data[i] >= 0x80:
-            return False
-    return True
-
 
 cdef class _SlotPlan:
     """A HeaderPlan laid out in C arrays for one header class, made once per class: the field names and kinds the
@@ -443,7 +436,7 @@ cdef object _header_from_wire(object cls, WireExtFields wire, _SlotPlan laid_out
             field = <object>laid_out.defaults[i]
         elif laid_out.kinds[i] == K_INT and _plain_digits(values[i], lengths[i], laid_out.bits[i]):
             field = _digits_value(values[i], lengths[i])
-        elif laid_out.kinds[i] == K_BOOL and _all_ascii(values[i], lengths[i]):
+        elif laid_out.kinds[i] == K_BOOL and _is_ascii(values[i], lengths[i]):
             field = True if _is_true_bytes(values[i], lengths[i]) else False
         else:
             field = _field_value(cls, laid_out, i, _decode_text(values[i], lengths[i]))
