@@ -116,23 +116,6 @@ cdef int _binary_language(object language) except -1:
     return _SIGNED_BYTE.pack(language - 256 if language > 127 else language)[0]
 
 
-cdef Py_ssize_t _count_ext_entries(const uint8_t* data, Py_ssize_t length) noexcept:
-    """How many entries the ext block seems to hold (a size hint; the decoder checks)."""
-    cdef ByteReader r
-    cdef const uint8_t* p
-    cdef Py_ssize_t count = 0
-    reader_init(&r, data, length)
-    while count < _MAX_PRESIZED:
-        p = reader_take(&r, 2)
-        if p == NULL or reader_take(&r, load_i16(p)) == NULL:
-            break
-        p = reader_take(&r, 4)
-        if p == NULL or reader_take(&r, load_i32(p)) == NULL:
-            break
-        count += 1
-    return count
-
-
 def decode_rocketmq_header(header) -> RemotingCommand:
     """Decode the binary header; lengths are bounded by the header, and empty strings read as absent."""
     header = _bytes_of(header)
@@ -143,7 +126,6 @@ cdef object _decode_binary_header(const uint8_t* data, Py_ssize_t length, object
     cdef ByteReader r
     cdef const uint8_t* p
     cdef int32_t remark_length, ext_length
-    cdef WireExtFields wire
     if length < _BINARY_HEADER_FIXED:
         raise CodecError(f"ROCKETMQ header of {length} bytes is shorter than its 21 fixed bytes")
     reader_init(&r, data, length)
@@ -170,9 +152,7 @@ cdef object _decode_binary_header(const uint8_t* data, Py_ssize_t length, object
     if ext_length <= 0:
         return _new_command(code, language, version, opaque, flag, remark, None, body, SERIALIZE_ROCKETMQ)
     # Checked now, so that a malformed block fails the frame as before; its dict is made only if someone asks.
-    _check_ext_block(p, ext_length)
-    wire = WireExtFields.__new__(WireExtFields)
-    wire.data = PyBytes_FromStringAndSize(<const char*>p, ext_length)
+    wire = _checked_wire_ext(PyBytes_FromStringAndSize(<const char*>p, ext_length))
     return _new_command(code, language, version, opaque, flag, remark, None, body, SERIALIZE_ROCKETMQ, wire)
 
 
@@ -217,27 +197,31 @@ cdef int _bad_ext_entry(int failure, int16_t key_length, int32_t value_length) e
     raise CodecError(f"extFields value length {value_length} does not fit the header")
 
 
-cdef int _check_ext_block(const uint8_t* data, Py_ssize_t length) except -1:
+cdef Py_ssize_t _check_ext_block(const uint8_t* data, Py_ssize_t length) except -1:
+    """The number of entries of a well-formed ext block; CodecError for a malformed one."""
     cdef ByteReader ext
     cdef const uint8_t* key_at
     cdef const uint8_t* value
     cdef int16_t key_length
     cdef int32_t value_length
+    cdef Py_ssize_t entries = 0
     reader_init(&ext, data, length)
     while reader_left(&ext) > 0:
         _next_ext_entry(&ext, &key_at, &key_length, &value, &value_length)
-    return 0
+        entries += 1
+    return entries
 
 
-cdef dict _ext_block_fields(const uint8_t* data, Py_ssize_t length):
-    """The extFields dict of an ext block, as Java's HashMap ends up: a later entry replaces an earlier one, and an
-    empty value (Java reads it as null) removes the key."""
+cdef dict _ext_block_fields(const uint8_t* data, Py_ssize_t length, Py_ssize_t entries):
+    """The extFields dict of an ext block of ``entries`` entries, as Java's HashMap ends up: a later entry replaces an
+    earlier one, and an empty value (Java reads it as null) removes the key."""
     cdef ByteReader ext
     cdef const uint8_t* key_at
     cdef const uint8_t* value
     cdef int16_t key_length
     cdef int32_t value_length
-    cdef dict fields = rmq_new_dict(_count_ext_entries(data, length))
+    # Sized for its entries, up to a bound: a block of many duplicates or empty values must not size a huge dict.
+    cdef dict fields = rmq_new_dict(min(entries, <Py_ssize_t>_MAX_PRESIZED))
     reader_init(&ext, data, length)
     while reader_left(&ext) > 0:
         _next_ext_entry(&ext, &key_at, &key_length, &value, &value_length)
@@ -254,19 +238,25 @@ cdef class WireExtFields:
     A command holds one in place of its extFields dict until the dict is asked for; a header class's
     ``from_command`` reads its fields from these bytes instead."""
     cdef bytes data
+    cdef Py_ssize_t entries  # counted by the check
 
     def fields(self) -> dict:
         """The extFields dict the block holds."""
-        return _ext_block_fields(<const uint8_t*>PyBytes_AS_STRING(self.data), PyBytes_GET_SIZE(self.data))
+        return _ext_block_fields(<const uint8_t*>PyBytes_AS_STRING(self.data), PyBytes_GET_SIZE(self.data),
+                                 self.entries)
 
     def __reduce__(self):
         return (_wire_ext_from_bytes, (self.data,))
 
 
-def _wire_ext_from_bytes(data):
-    """A WireExtFields holding ``data`` (bytes of a well-formed ext block)."""
+cdef WireExtFields _checked_wire_ext(bytes data):
+    """A WireExtFields holding ``data``, once checked to be a well-formed ext block (CodecError if not)."""
     cdef WireExtFields wire = WireExtFields.__new__(WireExtFields)
-    data = _bytes_of(data)
-    _check_ext_block(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+    wire.entries = _check_ext_block(<const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
     wire.data = data
     return wire
+
+
+def _wire_ext_from_bytes(data):
+    """``_checked_wire_ext`` for the unpickler."""
+    return _checked_wire_ext(_bytes_of(data))
