@@ -177,17 +177,12 @@ cdef dict _properties_from_utf8(const uint8_t* data, Py_ssize_t length, Property
     cdef Py_ssize_t count = 0
     cdef Py_ssize_t entries = 0
     cdef Py_ssize_t start = 0
-    cdef Py_ssize_t stop, size, name_length
-    cdef const uint8_t* found
+    cdef Py_ssize_t stop
     cdef dict result
     while count < _MAX_PRESIZED:  # the segments, to size the dict once
-        found = <const uint8_t*>memchr(data + start, 0x02, length - start)
-        stop = length if found == NULL else found - data
+        names[count] = _segment(data, start, length, &stop)
         stops[count] = stop
-        found = <const uint8_t*>memchr(data + start, 0x01, stop - start)
-        names[count] = -1
-        if found != NULL and 0 < found - (data + start) < stop - start - 1:
-            names[count] = found - (data + start)
+        if names[count] >= 0:
             entries += 1
         count += 1
         if stop >= length:
@@ -208,6 +203,17 @@ cdef dict _properties_from_utf8(const uint8_t* data, Py_ssize_t length, Property
         Py_XDECREF(memo.fields)
         memo.fields = NULL
     return result
+
+
+cdef inline Py_ssize_t _segment(const uint8_t* data, Py_ssize_t start, Py_ssize_t length, Py_ssize_t* stop) noexcept:
+    """The segment at ``start``: where it ends (``stop``: the next separator or ``length``), and its name's length,
+    or -1 where it makes no entry (no name/value separator, an empty name or an empty value)."""
+    cdef const uint8_t* found = <const uint8_t*>memchr(data + start, 0x02, length - start)
+    stop[0] = length if found == NULL else found - data
+    found = <const uint8_t*>memchr(data + start, 0x01, stop[0] - start)
+    if found != NULL and 0 < found - (data + start) < stop[0] - start - 1:
+        return found - (data + start)
+    return -1
 
 
 cdef bint _same_names(PropertyMemo* memo, const uint8_t* data, Py_ssize_t* stops, Py_ssize_t* names,
@@ -248,20 +254,13 @@ cdef dict _insert_entries(PropertyMemo* memo, const uint8_t* data, Py_ssize_t le
     cdef dict result = rmq_new_dict(entries)
     cdef Py_ssize_t j = 0
     cdef Py_ssize_t start = 0
-    cdef Py_ssize_t stop, size, name_length
-    cdef const uint8_t* found
+    cdef Py_ssize_t stop, name_length
     while True:
         if j < count:
             stop = stops[j]
             name_length = names[j]
         else:  # past the segments counted: find this one's ends here
-            found = <const uint8_t*>memchr(data + start, 0x02, length - start)
-            stop = length if found == NULL else found - data
-            found = <const uint8_t*>memchr(data + start, 0x01, stop - start)
-            size = stop - start
-            name_length = found - (data + start) if found != NULL else -1
-            if not 0 < name_length < size - 1:
-                name_length = -1
+            name_length = _segment(data, start, length, &stop)
         if name_length >= 0:
             PyDict_SetItem(result, _memo_text(memo, 2 * j, data + start, name_length),
                            _memo_text(memo, 2 * j + 1, data + start + name_length + 1, stop - start - name_length - 1))
