@@ -442,6 +442,18 @@ def test_records_with_the_previous_records_property_names_alike(twin, compiled, 
     assert [list(message.properties.items()) for message in messages] == [list(fields.items()) for fields in expected]
 
 
+@pytest.mark.parametrize("count", [15, 16, 17, 63, 64, 65, 130])
+def test_properties_with_many_segments_alike(twin, compiled, count):
+    """Past 16 segments the memo steps aside and past 64 the compiled parser finds the segments as it goes: the
+    same dicts either way, in string_to_properties and in consecutive records."""
+    segments = [f"k{i % 70}\x01v{i}" if i % 7 else ("" if i % 2 else "lone") for i in range(count)]
+    text = "\x02".join(segments)
+    assert list(compiled.string_to_properties(text).items()) == list(twin.string_to_properties(text).items())
+    body = b"".join(twin_module.encode_store_record(topic="T", body=b"b", properties=text, queue_offset=offset)
+                    for offset in range(3))
+    assert assert_agree(twin, compiled, "decode_store_records", body)[0] == "returned"
+
+
 @SETTINGS
 @given(data=st.data(), records=st.lists(store_records(), min_size=1, max_size=3))
 def test_store_records_alike(twin, compiled, data, records):
