@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import struct
 from typing import Any
 
@@ -275,3 +276,30 @@ async def test_idle_connection_closes_itself() -> None:
     connection, transport, _ = connect(events=IdleEvents(), idle_timeout_s=0.05)
     assert await connection.wait_closed(5)
     assert transport.closing and idle == [connection]
+
+
+async def test_answers_to_a_peer_that_left_are_dropped_with_one_line(caplog: pytest.LogCaptureFixture) -> None:
+    # A producer that stops with requests in flight: each is still served, and each answer finds the connection
+    # closed. One INFO line tells the operator; the others are only counted.
+    caplog.set_level(logging.DEBUG, logger="rocketmq_py.remoting.protocol")
+    release = asyncio.Event()
+
+    async def slow(ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        await release.wait()
+        return create_response(request)
+
+    table = ProcessorTable()
+    table.register(7, slow)
+    connection, transport, _ = connect(table)
+    requests = [create_request(7) for _ in range(40)]
+    connection.data_received(b"".join(codec.encode_command(request) for request in requests))
+    assert connection.running_requests == 40
+    connection.connection_lost(ConnectionResetError("reset by peer"))
+    release.set()
+    assert await connection.wait_requests(5)
+    # The lane's way of answering: write_answer on a connection already closed.
+    connection.write_answer(requests[0], create_response(requests[0]))
+
+    assert connection.unsent_answers == 41 and not transport.written
+    unsent = [record for record in caplog.records if "could not be sent" in record.getMessage()]
+    assert [record.levelno for record in unsent] == [logging.INFO] + [logging.DEBUG] * 40

@@ -96,6 +96,8 @@ class RemotingConnection(asyncio.Protocol):
         self._out: list[bytes] = []
         self._out_bytes = 0
         self._flush_pending = False
+        #: Answers dropped because the connection had closed before they were ready (see ``_note_unsent``).
+        self.unsent_answers = 0
 
     # --- state ------------------------------------------------------------------
 
@@ -339,8 +341,7 @@ class RemotingConnection(asyncio.Protocol):
         try:
             await self._send_response(request, response)
         except RemotingSendRequestError:
-            _log.info("the response to %r could not be sent: the connection to %s is closed",
-                      request, self.remote_address)
+            self._note_unsent(request)
 
     async def serve_queued(self, request: RemotingCommand) -> None:
         """Serve a request its lane hands over; the answer is written without waiting for the buffer to drain.
@@ -364,8 +365,7 @@ class RemotingConnection(asyncio.Protocol):
     def write_answer(self, request: RemotingCommand, response: RemotingCommand) -> None:
         """Write ``response`` as the answer to ``request``, unless the connection is gone."""
         if not self.is_open:
-            _log.info("the response to %r could not be sent: the connection to %s is closed",
-                      request, self.remote_address)
+            self._note_unsent(request)
             return
         response.opaque = request.opaque
         commands.mark_response(response)
@@ -377,6 +377,19 @@ class RemotingConnection(asyncio.Protocol):
                 request, RemotingSysResponseCode.SYSTEM_ERROR, f"the response could not be encoded: {error}",
             )))
         self._last_activity = self._loop.time()
+
+    def _note_unsent(self, request: RemotingCommand) -> None:
+        """An answer to ``request`` found the connection closed: the first is logged, the others only counted.
+
+        A producer that stops with thousands of async sends in flight leaves them to be served all the same (see
+        ``Lane._work``), and a line for each answer would flood the log.
+        """
+        self.unsent_answers += 1
+        if self.unsent_answers == 1:
+            _log.info("the response to %r could not be sent: the connection to %s is closed (the answers to its "
+                      "other requests still in flight are dropped without a line each)", request, self.remote_address)
+        else:
+            _log.debug("the response to %r could not be sent either", request)
 
     async def _send_response(self, request: RemotingCommand, response: RemotingCommand) -> None:
         try:
