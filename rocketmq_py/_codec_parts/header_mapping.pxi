@@ -219,7 +219,6 @@ cdef inline bint _is_true_bytes(const uint8_t* data, Py_ssize_t length) noexcept
             and (data[3] | 0x20) == b'e')
 
 
-
 cdef class _SlotPlan:
     """A HeaderPlan laid out in C arrays for one header class, made once per class: the field names and kinds the
     mapping walks, and the offset of each field's slot in an instance.
