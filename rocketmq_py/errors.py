@@ -11,6 +11,7 @@ One root, three branches for what crosses the wire, and one for the store:
   :func:`error_for_response`, and carries a ``retriable`` flag that says
   whether Java's producer would try another queue.
 * ``StoreError``: the broker's store files cannot be used as they are.
+* ``ConfigError``: a server's configuration cannot start it.
 """
 from __future__ import annotations
 
@@ -184,6 +185,16 @@ class InvalidSelectorError(InvalidArgumentError):
 
 class StoreError(RocketMQError):
     """The store files cannot be used as they are (wrong size, unreadable); the message says what to fix."""
+
+
+# --- configuration ----------------------------------------------------------
+
+
+class ConfigError(RocketMQError, ValueError):
+    """A server's configuration cannot start it: a key's value, a key we do not implement, a missing extra.
+
+    The message names the key and what to do; the command prints it as one line and exits with status 1.
+    """
 
 
 # --- broker and name server responses --------------------------------------
