@@ -124,7 +124,7 @@ class BrokerConfig:
     fast_pull_enable: bool = True
     #: Front processes that own the client sockets on listenPort (``rocketmq-py broker --workers N``), so
     #: their socket and TLS work runs beside this process's; 0 serves the clients in this process. The VIP
-    #: channel (listenPort - 2) is always served here. See the README's "Worker processes".
+    #: channel (listenPort - 2) is always served here. See docs/broker.md, "Worker processes".
     server_worker_processes: int = 0
 
     @property
