@@ -25,6 +25,7 @@ from typing import Any, Callable
 from rocketmq_py.acl import WATCH_INTERVAL_S, PlainAccessValidator
 from rocketmq_py.broker.clients import ConsumerManager, ProducerManager
 from rocketmq_py.broker.config import BrokerConfig, settle
+from rocketmq_py.broker.consumed import ConsumerProgressView
 from rocketmq_py.broker.group_manager import ConsumerOffsetManager, SubscriptionGroupManager
 from rocketmq_py.broker.lanes import BrokerLanes
 from rocketmq_py.broker.long_polling import PullRequestHoldService
@@ -97,7 +98,8 @@ class BrokerController:
         settle(self.config, self.store_config)
         self.config_version = DataVersion()
         config_dir = str(self.store_config.config_dir)
-        self.store = MessageStore(self.store_config)
+        self.consumer_progress = ConsumerProgressView(self)
+        self.store = MessageStore(self.store_config, consumer_progress=self.consumer_progress.snapshot)
         self.topics = TopicConfigManager(self.config, config_dir, on_created=self.register_broker_all_soon)
         self.groups = SubscriptionGroupManager(self.config, config_dir)
         self.offsets = ConsumerOffsetManager(config_dir)

@@ -36,6 +36,9 @@ class SlaveSynchronize:
     def __init__(self, broker: BrokerController) -> None:
         self.broker = broker
         self._scratch = tempfile.gettempdir()  # never written: the tables below only decode
+        #: Set once the master's consumer / delay offsets arrived since start (the forced clean waits for them).
+        self.consumer_offsets_synced = False
+        self.delay_offsets_synced = False
 
     async def sync_all(self, master_addr: str | None) -> None:
         if not master_addr or master_addr == self.broker.broker_addr:
@@ -68,6 +71,7 @@ class SlaveSynchronize:
         incoming.decode(await self._fetch(master_addr, RequestCode.GET_ALL_CONSUMER_OFFSET))
         self.broker.offsets.file.offset_table.update(incoming.offset_table)
         self.broker.offsets.persist()
+        self.consumer_offsets_synced = True
 
     async def _sync_delay_offsets(self, master_addr: str) -> None:
         schedule = self.broker.store.schedule_service
@@ -77,6 +81,7 @@ class SlaveSynchronize:
         incoming.decode(await self._fetch(master_addr, RequestCode.GET_ALL_DELAY_OFFSET))
         schedule.offsets.offset_table = incoming.offset_table
         schedule.offsets.persist()
+        self.delay_offsets_synced = True
 
     async def _sync_groups(self, master_addr: str) -> None:
         incoming = SubscriptionGroupTable(self._scratch)
