@@ -43,6 +43,24 @@ class _Series:
         return sum(b[1] for b in self.buckets), sum(b[2] for b in self.buckets)
 
 
+@dataclass
+class FlowControlTimes:
+    """How often a pull of a push consumer waited 50 ms because its queue held too much that the listener had not
+    consumed yet (Java's queueFlowControlTimes and queueMaxSpanFlowControlTimes, split by reason). None while the
+    listener keeps up with the pulls."""
+
+    #: More than ``pull_threshold_for_queue`` messages cached.
+    cached_count: int = 0
+    #: More than ``pull_threshold_size_for_queue`` MiB cached.
+    cached_size: int = 0
+    #: Cached offsets spread over more than ``consume_concurrently_max_span`` (concurrent listeners only).
+    offset_span: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.cached_count + self.cached_size + self.offset_span
+
+
 class _TopicStats:
     def __init__(self) -> None:
         self.pull_rt = _Series(WINDOW_S)
