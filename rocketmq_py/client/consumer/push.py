@@ -137,6 +137,7 @@ class AsyncPushConsumer(ConsumerMember):
         self._pull_failures = FailureLog(_log, f"pulls of group {self.config.consumer_group} from broker")
         #: Pulls that waited for the listener to catch up, since start.
         self.flow_control = FlowControlTimes()
+        self._retry_topic = ""
 
     @property
     def consume_orderly(self) -> bool:
@@ -226,6 +227,7 @@ class AsyncPushConsumer(ConsumerMember):
         if not self._subscriptions:
             raise ClientStateError("no subscription: call subscribe(topic, expression) before start()")
         self.state = ServiceState.START_FAILED
+        self._retry_topic = self.config.retry_topic
         strategy = resolve_strategy(self.config.allocate_message_queue_strategy)
         if self.config.message_model is MessageModel.CLUSTERING:
             resolve_instance_name(self.config)
@@ -435,12 +437,13 @@ class AsyncPushConsumer(ConsumerMember):
 
     def reset_retry_and_namespace(self, messages: Sequence[MessageExt]) -> None:
         """Messages of the retry topic show their original topic to the listener, as in Java."""
-        retry = self.config.retry_topic
+        retry = self._retry_topic
         namespace = self.config.namespace
         for message in messages:
-            original = message.properties.get(_RETRY_TOPIC)
-            if original is not None and message.topic == retry:
-                message.topic = original
+            if message.topic == retry:
+                original = message.properties.get(_RETRY_TOPIC)
+                if original is not None:
+                    message.topic = original
             if namespace:
                 message.topic = self.config.without_namespace(message.topic)
 
