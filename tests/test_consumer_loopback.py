@@ -5,6 +5,7 @@ shutdown, the lite pull consumer, and the broker's admin requests answered by th
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -342,6 +343,49 @@ async def test_orderly_locks_consumes_serially_and_unlocks(broker):
     assert broker.of_code(RequestCode.LOCK_BATCH_MQ)
     assert not broker.locks, "released at shutdown"
     assert committed(broker)[0] == 6
+
+
+@pytest.mark.parametrize("orderly", [False, True], ids=["concurrently", "orderly"])
+async def test_consume_threads_finish_their_messages_without_waking_the_event_loop(broker, monkeypatch, orderly):
+    """As Java's consume threads do, a consume thread handles its listener's result itself (offsets, statistics,
+    the next batch of an orderly queue). Handing results back to the event loop, which also runs every pull, kept
+    the loop waiting for the GIL behind the consume threads and set the consumer's speed (issue 33)."""
+    count = 200
+    for i in range(count):
+        broker.put("T", i % 2, f"m{i}".encode())
+    loop = asyncio.get_running_loop()
+    calls_from_consume_threads = []
+    call_soon_threadsafe = loop.call_soon_threadsafe
+
+    def recording(callback, *args, **kwargs):
+        if threading.current_thread().name.startswith("ConsumeMessageThread_"):
+            calls_from_consume_threads.append(callback)
+        return call_soon_threadsafe(callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", recording)
+    seen: list[tuple[int, int]] = []
+    lock = threading.Lock()
+    all_seen = threading.Event()
+    status = ConsumeOrderlyStatus.SUCCESS if orderly else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    def listener(messages, context):
+        with lock:
+            seen.extend((m.queue_id, m.queue_offset) for m in messages)
+            if len(seen) == count:
+                all_seen.set()
+        return status
+
+    consumer = AsyncPushConsumer(GROUP, namesrv_addr=broker.namesrv.address,
+                                 consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    consumer.subscribe("T", "*")
+    consumer.register_message_listener(listener, orderly=orderly)
+    async with consumer:
+        assert await asyncio.to_thread(all_seen.wait, 60), f"consumed {len(seen)} of {count}"
+    assert calls_from_consume_threads == []
+    assert sorted(seen) == [(q, o) for q in (0, 1) for o in range(count // 2)]
+    if orderly:
+        assert [o for q, o in seen if q == 0] == list(range(count // 2)), "a queue in order"
+    assert committed(broker) == {0: count // 2, 1: count // 2}
 
 
 async def test_rebalance_moves_queues_and_commits_before_dropping(broker):
