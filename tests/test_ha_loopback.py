@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest_ha import COMMIT_LOG_FILE_SIZE, HAPair, commit_log_bytes
+from conftest_ha import COMMIT_LOG_FILE_SIZE, HAPair, codec_request, commit_log_bytes, until
 
 from rocketmq_py import codec
 from rocketmq_py.common.codes import RequestCode, ResponseCode
@@ -123,19 +123,6 @@ async def test_a_frame_at_the_wrong_offset_closes_the_connection(tmp_path):
             assert slave.store.commit_log.max_offset == 8
     finally:
         server.close()
-
-
-async def until(condition, timeout_s: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
-
-
-def codec_request(code: int, fields: dict):
-    from rocketmq_py.remoting import create_request
-
-    return create_request(code, fields)
 
 
 async def test_the_slave_copies_offsets_and_groups_and_both_report_ha_runtime_info(tmp_path):
