@@ -142,6 +142,41 @@ async def test_the_slave_copies_offsets_and_groups_and_both_report_ha_runtime_in
         assert slave.admin_processor.runtime_info()["masterAddr"] == pair.master.broker_addr
 
 
+async def test_offsets_committed_to_the_slave_while_no_master_is_registered_give_way_to_the_masters(tmp_path):
+    """Java's SlaveSynchronize: the master's address comes from each registration (none while the master is
+    away: nothing is synchronised), and the master's entry of a topic@group replaces the slave's whole entry,
+    even one committed later; an entry only the slave has stays."""
+    async with HAPair(tmp_path) as pair:
+        await pair.send("HaOffsets", b"m")
+        pair.master.offsets.commit_offset("test", "Both", "HaOffsets", 0, 1)
+        pair.master.offsets.persist()
+        slave = await pair.start_slave()
+        await slave.register_broker_all()
+        assert slave.replication.master_addr == pair.master.broker_addr
+        await slave.replication.slave_sync.sync_all(slave.replication.master_addr)
+        assert slave.offsets.query_offset("Both", "HaOffsets", 0) == 1
+
+        await pair.master.shutdown()  # a clean stop unregisters it
+        pair.master = None
+        await slave.register_broker_all()
+        assert slave.replication.master_addr is None
+        # A consumer goes on with the slave and commits there.
+        slave.offsets.commit_offset("consumer", "Both", "HaOffsets", 0, 5)
+        slave.offsets.commit_offset("consumer", "Both", "HaOffsets", 1, 3)
+        slave.offsets.commit_offset("consumer", "SlaveOnly", "HaOffsets", 0, 2)
+        await slave.replication.slave_sync.sync_all(slave.replication.master_addr)
+        assert slave.offsets.query_offset("Both", "HaOffsets", 0) == 5
+
+        pair.master = pair.make_broker("master", "ASYNC_MASTER", 0)  # back, on its store
+        await pair.master.start()
+        await slave.register_broker_all()
+        assert slave.replication.master_addr == pair.master.broker_addr
+        await slave.replication.slave_sync.sync_all(slave.replication.master_addr)
+        assert slave.offsets.query_offset("Both", "HaOffsets", 0) == 1
+        assert slave.offsets.query_offset("Both", "HaOffsets", 1) == -1
+        assert slave.offsets.query_offset("SlaveOnly", "HaOffsets", 0) == 2
+
+
 async def test_the_master_points_a_consumer_that_fell_behind_to_the_slave(tmp_path, monkeypatch):
     from rocketmq_py.store import reads
 
