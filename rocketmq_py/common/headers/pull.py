@@ -1,4 +1,5 @@
-"""Headers of PULL_MESSAGE (11): Java's PullMessageRequestHeader and PullMessageResponseHeader, and PullSysFlag."""
+"""Headers of PULL_MESSAGE (11): Java's PullMessageRequestHeader and PullMessageResponseHeader, PullSysFlag, and
+the remarks of a PULL_RETRY_IMMEDIATELY answer that let a consumer move past messages it did not receive."""
 from __future__ import annotations
 
 from dataclasses import dataclass
