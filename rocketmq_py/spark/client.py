@@ -46,7 +46,6 @@ _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 
-
 class PullAnswer(NamedTuple):
     """What one pull answers."""
 
