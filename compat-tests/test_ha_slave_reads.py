@@ -14,7 +14,8 @@ queue answered by a master (up to 32 messages), so at least 2,000 - 4 x 32 come 
 Before the fix our slave, with the default slaveReadEnable=false, answered every pull PULL_RETRY_IMMEDIATELY
 with an advanced nextBeginOffset: the Java consumer moved past every message. A consumer that moves past the
 end without the messages is seen through the offsets it commits to the slave, so the wait ends then too, and
-the counts (received, duplicates, skipped) are printed for every pair and consumer either way.
+the counts are printed for every pair and consumer either way: received, duplicates, skipped (not received,
+below the offset the consumer committed) and not reached (not received, at or past it: a consumer that stalled).
 """
 from __future__ import annotations
 
