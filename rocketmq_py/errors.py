@@ -233,6 +233,11 @@ VersionNotSupportedError = _response_error("VersionNotSupportedError", 15)
 NoPermissionError = _response_error("NoPermissionError", 16, True, "NO_PERMISSION: ACL or topic permission refused it.")
 TopicNotExistError = _response_error("TopicNotExistError", 17, True, "TOPIC_NOT_EXIST.")
 TopicExistAlreadyError = _response_error("TopicExistAlreadyError", 18)
+PullRetryImmediatelyError = _response_error(
+    "PullRetryImmediatelyError", 20, True,
+    "PULL_RETRY_IMMEDIATELY for a reason that gives no way forward (a slave behind the consumer, an older slave "
+    "that does not serve reads): the pull is tried again at the same offset."
+)
 QueryNotFoundError = _response_error("QueryNotFoundError", 22)
 SubscriptionParseFailedError = _response_error("SubscriptionParseFailedError", 23)
 SubscriptionNotExistError = _response_error("SubscriptionNotExistError", 24)
@@ -255,6 +260,7 @@ _BY_CODE: dict[int, type[BrokerResponseError]] = {
         NoPermissionError,
         TopicNotExistError,
         TopicExistAlreadyError,
+        PullRetryImmediatelyError,
         QueryNotFoundError,
         SubscriptionParseFailedError,
         SubscriptionNotExistError,
