@@ -113,13 +113,20 @@ async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, 
     stored. ``random`` is seeded with ``seed`` (queue ids of ``queueId=-1`` sends) and the store's clock ticks
     one millisecond a message from a fixed start, so two runs are comparable byte for byte."""
     store_options = {key: options.pop(key) for key in list(options) if hasattr(MessageStoreConfig, key)}
+    # All the sends are fed at once, and SYNC_FLUSH sends wait for the flush thread: on a busy machine some would
+    # wait in the send lane past the default 200 ms and be refused in one run and not in the other.
     config = BrokerConfig(broker_name="fast-diff", namesrv_addr="127.0.0.1:1", listen_port=10911,
                           bind_address="127.0.0.1", broker_ip1="127.0.0.1", fast_channel_enable=False,
-                          fast_send_enable=fast, **options)  # type: ignore[arg-type]
+                          fast_send_enable=fast, wait_time_mills_in_send_queue=60_000,
+                          **options)  # type: ignore[arg-type]
     store = MessageStoreConfig(store_path_root_dir=str(root), **{**SMALL_STORE, **store_options})
     broker = BrokerController(config, store)
     # Not started: no listening socket and no name server; the store and the processors are all it needs.
     broker.store.load()
+    # No schedule service: the delayed sends' records are due at once on the fixed clock below (a 2023 time), and
+    # its thread would re-put them one wall-clock second after the start, between this run's puts wherever the
+    # machine's speed puts that second: the two runs would differ byte for byte on a loaded machine.
+    broker.store.schedule_service = None
     broker.store.start()
     broker.store.add_arrival_listener(broker.hold_service.on_arrival)
     arrivals: list[tuple[object, ...]] = []
