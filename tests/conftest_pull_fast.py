@@ -138,7 +138,7 @@ async def run_pulls(root: Path, sends: list[bytes], pulls: list[bytes], *, fast:
                 return response
 
             table.register_fast(RequestCode.PULL_MESSAGE, counting)
-        connection = RemotingConnection(table, pause_reading_when_write_blocked=True)
+        connection = RemotingConnection(broker.server.dispatcher.serve, pause_reading_when_write_blocked=True)
         transport = KeepingTransport()
         connection.connection_made(transport)  # type: ignore[arg-type]
         registration = send_frame(RequestCode.HEART_BEAT, {}, heartbeat("client-1", REGISTERED_GROUP, "Plain"),

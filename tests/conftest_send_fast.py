@@ -169,7 +169,7 @@ async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, 
 
             for code in FAST_CODES:
                 table.register_fast(code, counting)
-        connection = RemotingConnection(table, pause_reading_when_write_blocked=True)
+        connection = RemotingConnection(broker.server.dispatcher.serve, pause_reading_when_write_blocked=True)
         transport = KeepingTransport()
         connection.connection_made(transport)  # type: ignore[arg-type]
         for start in range(0, len(frames), chunk):

@@ -16,6 +16,7 @@ from rocketmq_py.remoting import (
     RemotingCommand,
     RemotingConnection,
     RequestContext,
+    RequestDispatcher,
     create_request,
     create_response,
 )
@@ -71,10 +72,11 @@ class Events(ConnectionListener):
 
 
 def connect(
-    processors: ProcessorTable | None = None, events: Events | None = None, **options: Any,
+    dispatcher: RequestDispatcher | None = None, events: Events | None = None, **options: Any,
 ) -> tuple[RemotingConnection, FakeTransport, Events]:
     events = events or Events()
-    connection = RemotingConnection(processors or ProcessorTable(), events, **options)
+    dispatcher = dispatcher or RequestDispatcher(ProcessorTable())
+    connection = RemotingConnection(dispatcher.serve, events, **options)
     transport = FakeTransport(connection)
     connection.connection_made(transport)
     return connection, transport, events
@@ -94,11 +96,12 @@ async def test_request_split_into_single_bytes_is_served() -> None:
         return create_response(request, 0, "pong", request.ext_fields)
 
     table.register(7, echo)
-    connection, transport, _ = connect(table)
+    dispatcher = RequestDispatcher(table)
+    connection, transport, _ = connect(dispatcher)
     request = create_request(7, {"x": "y"}, serialize_type=codec.SERIALIZE_ROCKETMQ)
     for byte in codec.encode_command(request):
         connection.data_received(bytes([byte]))
-    while connection.running_requests:
+    while dispatcher.running_requests:
         await asyncio.sleep(0)
     (response,) = transport.commands()
     assert (response.opaque, response.remark, response.ext_fields) == (request.opaque, "pong", {"x": "y"})
@@ -115,13 +118,14 @@ async def test_frame_length_limit_is_javas(length: int, accepted: bool) -> None:
 
 
 async def test_malformed_frame_closes_and_later_bytes_are_ignored() -> None:
-    connection, transport, events = connect()
+    dispatcher = RequestDispatcher(ProcessorTable())
+    connection, transport, events = connect(dispatcher)
     connection.data_received(struct.pack(">ii", 4, (9 << 24)))
     assert transport.closing
     assert events.seen == ["connect", "exception CodecError"]
     connection.data_received(codec.encode_command(create_request(1)))
     await asyncio.sleep(0)
-    assert connection.running_requests == 0 and events.seen[-1] == "close"
+    assert dispatcher.running_requests == 0 and events.seen[-1] == "close"
 
 
 async def test_response_completes_the_matching_request_only() -> None:
@@ -232,13 +236,14 @@ async def test_an_answer_is_the_same_bytes_whether_its_body_is_copied_into_the_f
         return create_response(request, 0, "FOUND", {"nextBeginOffset": "32"}, body or None)
 
     table.register(11, records)
-    connection, transport, _ = connect(table)
+    dispatcher = RequestDispatcher(table)
+    connection, transport, _ = connect(dispatcher)
     calls: list[list[bytes]] = []
     transport.writelines = lambda buffers: (calls.append(list(buffers)),  # type: ignore[method-assign]
                                             transport.write(b"".join(buffers)))
     request = create_request(11, {"a": "b"})
     connection.data_received(codec.encode_command(request))
-    while connection.running_requests:
+    while dispatcher.running_requests:
         await asyncio.sleep(0)
     await asyncio.sleep(0)
     expected = create_response(request, 0, "FOUND", {"nextBeginOffset": "32"}, body or None)
@@ -290,13 +295,14 @@ async def test_answers_to_a_peer_that_left_are_dropped_with_one_line(caplog: pyt
 
     table = ProcessorTable()
     table.register(7, slow)
-    connection, transport, _ = connect(table)
+    dispatcher = RequestDispatcher(table)
+    connection, transport, _ = connect(dispatcher)
     requests = [create_request(7) for _ in range(40)]
     connection.data_received(b"".join(codec.encode_command(request) for request in requests))
-    assert connection.running_requests == 40
+    assert dispatcher.running_requests == 40
     connection.connection_lost(ConnectionResetError("reset by peer"))
     release.set()
-    assert await connection.wait_requests(5)
+    assert await dispatcher.drain(5)
     # The lane's way of answering: write_answer on a connection already closed.
     connection.write_answer(requests[0], create_response(requests[0]))
 

@@ -14,8 +14,7 @@ from rocketmq_py import codec
 from rocketmq_py.broker import send_fast
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
-from rocketmq_py.remoting import ProcessorTable, RemotingCommand, create_request
-from rocketmq_py.remoting.processor import RequestContext, RequestRefusedError
+from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RequestContext, RequestRefusedError, create_request
 
 from conftest_send_fast import answers_by_opaque, differential, mixed_sends, send_frame
 

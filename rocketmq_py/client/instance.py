@@ -33,7 +33,8 @@ from rocketmq_py.errors import NoNameServerError, RemotingError, RocketMQError, 
 from rocketmq_py.remoting.client import RemotingClient
 from rocketmq_py.remoting.command import RemotingCommand
 from rocketmq_py.remoting.config import RemotingClientConfig
-from rocketmq_py.remoting.processor import ProcessorTable, RequestContext
+from rocketmq_py.remoting.processor import ProcessorTable
+from rocketmq_py.remoting.protocol import RequestContext
 
 _log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.headers.send import ReplyMessageRequestHeader
 from rocketmq_py.common.message import MessageConst, MessageExt
 from rocketmq_py.remoting.command import RemotingCommand, create_response
-from rocketmq_py.remoting.processor import RequestContext
+from rocketmq_py.remoting.protocol import RequestContext
 
 _log = logging.getLogger(__name__)
 

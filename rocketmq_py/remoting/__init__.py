@@ -1,4 +1,4 @@
-"""RocketMQ remoting over asyncio: frames, request/response matching, processors, client and server.
+"""RocketMQ remoting over asyncio: frames, request/response matching, processors, dispatching, client and server.
 
 This layer moves ``RemotingCommand`` frames and knows nothing about messages.
 """
@@ -14,7 +14,7 @@ _LAZY_NAMES: dict[str, str] = {
     "BackgroundLoop": "rocketmq_py.remoting.blocking",
     "BlockingRemotingClient": "rocketmq_py.remoting.blocking",
     "ClientAuth": "rocketmq_py.remoting.tls",
-    "ConnectionListener": "rocketmq_py.remoting.listener",
+    "ConnectionListener": "rocketmq_py.remoting.protocol",
     "DEFAULT_SERIALIZE_TYPE": "rocketmq_py.remoting.command",
     "InvokeCallback": "rocketmq_py.remoting.invoker",
     "Lane": "rocketmq_py.remoting.lanes",
@@ -29,7 +29,8 @@ _LAZY_NAMES: dict[str, str] = {
     "RemotingServer": "rocketmq_py.remoting.server",
     "RemotingServerConfig": "rocketmq_py.remoting.config",
     "RemotingSysResponseCode": "rocketmq_py.remoting.command",
-    "RequestContext": "rocketmq_py.remoting.processor",
+    "RequestContext": "rocketmq_py.remoting.protocol",
+    "RequestDispatcher": "rocketmq_py.remoting.dispatcher",
     "RequestHook": "rocketmq_py.remoting.processor",
     "RequestProcessor": "rocketmq_py.remoting.processor",
     "RequestRefusedError": "rocketmq_py.remoting.processor",
@@ -67,6 +68,7 @@ __all__ = [
     "RemotingServerConfig",
     "RemotingSysResponseCode",
     "RequestContext",
+    "RequestDispatcher",
     "RequestHook",
     "RequestProcessor",
     "RequestRefusedError",
@@ -99,21 +101,20 @@ if TYPE_CHECKING:
         next_opaque,
     )
     from rocketmq_py.remoting.config import RemotingClientConfig, RemotingServerConfig
+    from rocketmq_py.remoting.dispatcher import RequestDispatcher
     from rocketmq_py.remoting.future import Outcome, ResponseFuture
     from rocketmq_py.remoting.invoker import InvokeCallback
     from rocketmq_py.remoting.lanes import Lane
-    from rocketmq_py.remoting.listener import ConnectionListener
     from rocketmq_py.remoting.loop import new_event_loop, uvloop_enabled
     from rocketmq_py.remoting.processor import (
         REJECT_REQUEST_REMARK,
         ProcessorTable,
-        RequestContext,
         RequestHook,
         RequestProcessor,
         RequestRefusedError,
         SyncProcessor,
     )
-    from rocketmq_py.remoting.protocol import RemotingConnection
+    from rocketmq_py.remoting.protocol import ConnectionListener, RemotingConnection, RequestContext
     from rocketmq_py.remoting.server import RemotingServer
     from rocketmq_py.remoting.tls import ClientAuth, TlsConfig, TlsMode
 

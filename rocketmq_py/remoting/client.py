@@ -22,10 +22,10 @@ from typing import Iterable
 from rocketmq_py.errors import RemotingConnectError, RemotingTimeoutError, TlsHandshakeError
 from rocketmq_py.remoting.command import RemotingCommand
 from rocketmq_py.remoting.config import RemotingClientConfig
+from rocketmq_py.remoting.dispatcher import RequestDispatcher
 from rocketmq_py.remoting.invoker import InvokeCallback, Invoker
-from rocketmq_py.remoting.listener import ConnectionListener, ListenerGroup
 from rocketmq_py.remoting.processor import ProcessorTable
-from rocketmq_py.remoting.protocol import RemotingConnection
+from rocketmq_py.remoting.protocol import ConnectionListener, ListenerGroup, RemotingConnection
 from rocketmq_py.remoting.tls import TlsConfig
 
 __all__ = ["RemotingClient", "parse_address"]
@@ -71,6 +71,8 @@ class RemotingClient:
     ) -> None:
         self.config = config or RemotingClientConfig()
         self.processors = processors if processors is not None else ProcessorTable()
+        #: Serves the requests servers send back (transaction checks, consumer id changes, ...).
+        self.dispatcher = RequestDispatcher(self.processors)
         self._table = _ConnectionTable()
         self._events = ListenerGroup([self._table, *listeners])
         self._connecting: dict[str, asyncio.Task[RemotingConnection]] = {}
@@ -196,7 +198,7 @@ class RemotingClient:
     def _new_connection(self) -> RemotingConnection:
         config = self.config
         return RemotingConnection(
-            self.processors, self._events,
+            self.dispatcher.serve, self._events,
             idle_timeout_s=config.client_channel_max_idle_time_seconds,
             max_frame_length=config.max_frame_length,
             write_buffer_limits=(config.write_buffer_high_water_mark, config.write_buffer_low_water_mark),
@@ -225,8 +227,8 @@ class RemotingClient:
         self._closed = True
         for attempt in tuple(self._connecting.values()):
             attempt.cancel()
+        self.dispatcher.close()
         for connection in tuple(self._table.by_address.values()):
-            connection.cancel_requests()
             connection.close()
         self._invoker.cancel_callbacks()
 

@@ -7,11 +7,13 @@ than allowed. Here all connections share one event loop, so a lane is a
 FIFO served in place (no task per request) by one worker at a time, the one
 holding the lane's baton, which yields to the loop after every few requests:
 whatever else is ready (an admin query, a heartbeat, bytes to read) runs
-between two bursts instead of after the whole backlog. A request that
-suspends (a send waiting for its flush) keeps its worker, and the baton goes
-to another one, so at most ``burst`` new requests start per pass of the loop
-however many are in progress. Codes without a lane are served at once, each
-in its own task.
+between two bursts instead of after the whole backlog. A lane knows nothing
+of processors: each request comes with the callable that serves it (the
+dispatcher's, see :mod:`rocketmq_py.remoting.dispatcher`), which answers it
+at once or hands back what to await. A request that suspends (a send waiting
+for its flush) keeps its worker, and the baton goes to another one, so at
+most ``burst`` new requests start per pass of the loop however many are in
+progress.
 
 The answers of a refused request are Java's: a full queue gives
 ``[OVERLOAD]``; a request that waited longer than ``max_wait_ms`` gives
@@ -30,7 +32,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable, Optional
 
 from rocketmq_py.remoting import command as commands
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode
@@ -38,7 +40,7 @@ from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCod
 if TYPE_CHECKING:
     from rocketmq_py.remoting.protocol import RemotingConnection
 
-__all__ = ["Lane", "OVERLOAD_REMARK", "timeout_clean_queue_remark", "pcbusy_clean_queue_remark"]
+__all__ = ["Lane", "LaneServe", "OVERLOAD_REMARK", "timeout_clean_queue_remark", "pcbusy_clean_queue_remark"]
 
 _log = logging.getLogger(__name__)
 
@@ -59,6 +61,10 @@ def pcbusy_clean_queue_remark(waited_ms: int, queue_size: int) -> str:
     """Java's BrokerFastFailure remark for a queued send while the page cache is busy."""
     return (f"[PCBUSY_CLEAN_QUEUE]broker busy, start flow control for a while, period in queue: {waited_ms}ms, "
             f"size of queue: {queue_size}")
+
+
+#: Serves a request a lane's worker takes: answers it at once and returns None, or returns what to await.
+LaneServe = Callable[["RemotingConnection", RemotingCommand], Optional[Awaitable[None]]]
 
 
 def _waited_ms(enqueued: float) -> int:
@@ -91,7 +97,7 @@ class Lane:
         self.busy = busy
         self._max_workers = workers
         self._burst = burst
-        self._queue: deque[tuple[RemotingConnection, RemotingCommand, float]] = deque()
+        self._queue: deque[tuple[LaneServe, RemotingConnection, RemotingCommand, float]] = deque()
         self._workers: set[asyncio.Task[None]] = set()
         self._idle: deque[tuple[object, asyncio.Future[None]]] = deque()
         #: The worker that may start requests now (None: nobody; the next submit or finished request takes it).
@@ -110,8 +116,8 @@ class Lane:
         """Requests waiting in the queue (not counting those being served)."""
         return len(self._queue)
 
-    def submit(self, connection: RemotingConnection, request: RemotingCommand) -> None:
-        """Queue ``request``; answered at once with ``[OVERLOAD]`` when the queue is full."""
+    def submit(self, serve: LaneServe, connection: RemotingConnection, request: RemotingCommand) -> None:
+        """Queue ``request`` for ``serve``; answered at once with ``[OVERLOAD]`` when the queue is full."""
         if len(self._queue) >= self.capacity:
             self.refused["overload"] += 1
             now = time.monotonic()
@@ -121,7 +127,7 @@ class Lane:
                              self.name, self.capacity, connection.remote_address, request.code)
             self._refuse(connection, request, OVERLOAD_REMARK)
             return
-        self._queue.append((connection, request, time.monotonic()))
+        self._queue.append((serve, connection, request, time.monotonic()))
         if self._sweep_timer is None:
             self._sweep_later()
         self._hand_baton()
@@ -170,12 +176,12 @@ class Lane:
         queue = self._queue
         busy = self.busy
         while queue and busy is not None and busy():
-            connection, request, enqueued = queue.popleft()
+            _, connection, request, enqueued = queue.popleft()
             self.refused["pcbusy"] += 1
             self._refuse(connection, request, pcbusy_clean_queue_remark(_waited_ms(enqueued), len(queue)))
         max_wait_ms = self.max_wait_ms
         while queue and max_wait_ms is not None:
-            connection, request, enqueued = queue[0]
+            _, connection, request, enqueued = queue[0]
             waited_ms = _waited_ms(enqueued)
             if waited_ms < max_wait_ms:
                 break
@@ -204,23 +210,24 @@ class Lane:
                 continue
             # A request whose sender has closed its connection is served all the same, as Java's executors
             # do: a oneway send written just before the producer disconnects is a message to store.
-            connection, request, _enqueued = queue.popleft()
-            if not connection.serve_fast(request):
-                await self._serve(connection, request)
+            serve, connection, request, _enqueued = queue.popleft()
+            pending = serve(connection, request)
+            if pending is not None:
+                await self._finish(pending, request)
             served += 1
             if served >= self._burst and self._baton is worker:
                 served = 0
                 await asyncio.sleep(0)
 
-    async def _serve(self, connection: RemotingConnection, request: RemotingCommand) -> None:
-        """Serve one request through its processor; a request that suspends passes the baton on."""
+    async def _finish(self, pending: Awaitable[None], request: RemotingCommand) -> None:
+        """Await the serving of ``request``; a request that suspends passes the baton on."""
         loop = asyncio.get_running_loop()
         self._tickets += 1
         ticket = self._in_progress = self._tickets
         loop.call_soon(self._check_suspended, ticket)
         self._serving += 1
         try:
-            await connection.serve_queued(request)
+            await pending
         except asyncio.CancelledError:
             raise
         except Exception:

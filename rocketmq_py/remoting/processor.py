@@ -1,11 +1,13 @@
-"""Request processors and the table that routes requests to them.
+"""Request processors and the table that says, for each request code, what answers it and where it waits.
 
-Ports ``NettyRequestProcessor`` and the request half of Java's
+Ports ``NettyRequestProcessor`` and the answering half of Java's
 ``NettyRemotingAbstract.processRequestCommand`` (rocketmq-all-4.9.8): lookup
 by request code with a default, the reject hook, the hooks that run before
 every processor (Java's ``RPCHook.doBeforeRequest``, where the broker checks
 ACL), and the error answers (not supported, system busy, system error).
-Oneway requests never get an answer.
+Oneway requests never get an answer. The table also holds each code's lane
+(Java's executor) and fast path; when and where a request is served, and the
+writing of its answer, are the :mod:`~rocketmq_py.remoting.dispatcher`'s.
 """
 from __future__ import annotations
 
@@ -15,19 +17,15 @@ import inspect
 import logging
 import time
 from concurrent.futures import Executor
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Awaitable, Callable, Union
+from typing import Awaitable, Callable, Union
 
 from rocketmq_py.errors import BadRequestError, CodecError, RocketMQError
 from rocketmq_py.remoting import command as commands
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode
 from rocketmq_py.remoting.lanes import Lane
-
-if TYPE_CHECKING:
-    from rocketmq_py.remoting.protocol import RemotingConnection
+from rocketmq_py.remoting.protocol import RequestContext
 
 __all__ = [
-    "RequestContext",
     "RequestProcessor",
     "SyncProcessor",
     "ProcessorTable",
@@ -44,17 +42,6 @@ _log = logging.getLogger(__name__)
 REJECT_REQUEST_REMARK = "[REJECTREQUEST]system busy, start flow control for a while"
 #: Bad requests are logged at most this often per (request code, field); the rest are counted into the next line.
 BAD_REQUEST_LOG_INTERVAL_S = 10.0
-
-
-@dataclass(frozen=True)
-class RequestContext:
-    """Where a request came from: the connection, which can also carry requests back to the peer."""
-
-    connection: RemotingConnection
-
-    @property
-    def remote_address(self) -> str:
-        return self.connection.remote_address
 
 
 class RequestProcessor(abc.ABC):
@@ -80,7 +67,7 @@ class RequestRefusedError(RocketMQError):
 
 #: Runs before the processor of every request that has one (Java's RPCHook.doBeforeRequest); it returns to let
 #: the request through, or raises :class:`RequestRefusedError`.
-RequestHook = Callable[["RequestContext", RemotingCommand], None]
+RequestHook = Callable[[RequestContext, RemotingCommand], None]
 
 SyncHandler = Callable[[RequestContext, RemotingCommand], Union[RemotingCommand, None]]
 #: A request code's fast path: the response to a request it takes, served at once, or None (having changed

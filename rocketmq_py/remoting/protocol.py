@@ -1,18 +1,18 @@
 """One RocketMQ connection as an asyncio protocol, the same for client and server sides.
 
-It plays the parts of Java's ``NettyDecoder``/``NettyEncoder`` pipeline and
-the dispatch of ``NettyRemotingAbstract.processMessageReceived``: bytes go
-through ``codec.FrameDecoder``; a response completes the pending request of
-its opaque; a request runs through the processor table in its own task. A
-frame that cannot be decoded closes this connection (Java closes the
-channel), and a lost connection fails its pending requests at once rather
-than at their timeouts.
+It plays the parts of Java's ``NettyDecoder``/``NettyEncoder`` pipeline and of
+its ``ChannelEventListener``: bytes go through ``codec.FrameDecoder``; a
+response completes the pending request of its opaque; a request goes to the
+connection's request handler (the server's or client's
+:class:`~rocketmq_py.remoting.dispatcher.RequestDispatcher`), which serves it
+and writes its answer back here. A frame that cannot be decoded closes this
+connection (Java closes the channel), and a lost connection fails its pending
+requests at once rather than at their timeouts.
 
 Frames written during one pass of the event loop go to the transport in
 one write at the end of the pass (``call_soon``), or at once when they
 pass :data:`_FLUSH_AT_BYTES`: under load that is one system call for many
-answers instead of one each. Requests whose code has a lane (see
-:mod:`rocketmq_py.remoting.lanes`) wait in it; the others run at once.
+answers instead of one each.
 
 Flow control follows aiohttp's ``base_protocol``: the transport's write
 buffer watermarks pause and resume writers, who wait on ``_writable`` after
@@ -27,17 +27,16 @@ import asyncio
 import logging
 import socket
 from collections import deque
-from typing import Callable, cast
+from dataclasses import dataclass
+from typing import Callable, Iterable, cast
 
 from rocketmq_py import codec
 from rocketmq_py.errors import CodecError, RemotingSendRequestError
 from rocketmq_py.remoting import command as commands
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode, create_response
 from rocketmq_py.remoting.future import Outcome, ResponseFuture
-from rocketmq_py.remoting.listener import ConnectionListener
-from rocketmq_py.remoting.processor import ProcessorTable, RequestContext
 
-__all__ = ["RemotingConnection"]
+__all__ = ["RemotingConnection", "RequestContext", "RequestHandler", "ConnectionListener", "ListenerGroup"]
 
 _log = logging.getLogger(__name__)
 
@@ -56,12 +55,90 @@ def _address_text(address: object) -> str:
     return "" if address is None else str(address)
 
 
+@dataclass(frozen=True)
+class RequestContext:
+    """Where a request came from, as its processor sees it (Java's ``ChannelHandlerContext``): the connection,
+    which can also carry requests back to the peer."""
+
+    connection: RemotingConnection
+
+    @property
+    def remote_address(self) -> str:
+        return self.connection.remote_address
+
+
+class ConnectionListener:
+    """Receives the events of connections (Java's ``ChannelEventListener``); every method does nothing by default.
+
+    The broker uses them to drop the producers and consumers of a closed connection; a listener overrides only
+    the events it cares about.
+    """
+
+    def on_connect(self, connection: RemotingConnection) -> None:
+        """The connection was established."""
+
+    def on_close(self, connection: RemotingConnection) -> None:
+        """The connection is gone; its pending requests have been failed."""
+
+    def on_idle(self, connection: RemotingConnection) -> None:
+        """Nothing was read or written for the idle time; the connection is being closed."""
+
+    def on_exception(self, connection: RemotingConnection, error: BaseException) -> None:
+        """The connection hit an error (a malformed frame, for one) and is being closed."""
+
+
+class ListenerGroup(ConnectionListener):
+    """Passes each event to every member; a member that raises is logged and skipped."""
+
+    def __init__(self, listeners: Iterable[ConnectionListener] = ()) -> None:
+        self._listeners: list[ConnectionListener] = list(listeners)
+
+    def add(self, listener: ConnectionListener) -> None:
+        self._listeners.append(listener)
+
+    def remove(self, listener: ConnectionListener) -> None:
+        self._listeners.remove(listener)
+
+    def on_connect(self, connection: RemotingConnection) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener.on_connect(connection)
+            except Exception:
+                _log.exception("connection listener %r failed on connect of %s", listener, connection.remote_address)
+
+    def on_close(self, connection: RemotingConnection) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener.on_close(connection)
+            except Exception:
+                _log.exception("connection listener %r failed on close of %s", listener, connection.remote_address)
+
+    def on_idle(self, connection: RemotingConnection) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener.on_idle(connection)
+            except Exception:
+                _log.exception("connection listener %r failed on idle of %s", listener, connection.remote_address)
+
+    def on_exception(self, connection: RemotingConnection, error: BaseException) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener.on_exception(connection, error)
+            except Exception:
+                _log.exception("connection listener %r failed on exception of %s", listener, connection.remote_address)
+
+
+#: Takes each request a connection reads (a :class:`~rocketmq_py.remoting.dispatcher.RequestDispatcher`'s
+#: ``serve``); it returns at once, and the answer comes later through ``write_answer`` or ``send_answer``.
+RequestHandler = Callable[["RemotingConnection", RemotingCommand], None]
+
+
 class RemotingConnection(asyncio.Protocol):
-    """A connection to one peer: sends frames, matches responses, serves requests."""
+    """A connection to one peer: decodes and writes frames, matches responses, hands requests to ``on_request``."""
 
     def __init__(
         self,
-        processors: ProcessorTable,
+        on_request: RequestHandler,
         listener: ConnectionListener | None = None,
         *,
         idle_timeout_s: float | None = None,
@@ -69,7 +146,7 @@ class RemotingConnection(asyncio.Protocol):
         max_frame_length: int = codec.MAX_FRAME_LENGTH,
         write_buffer_limits: tuple[int, int] = (0, 0),
     ) -> None:
-        self.processors = processors
+        self._on_request = on_request
         self.remote_address = ""
         self.local_address = ""
         #: True when the connection runs over TLS (known once it is established).
@@ -81,7 +158,6 @@ class RemotingConnection(asyncio.Protocol):
         self._pending: dict[int, ResponseFuture] = {}
         self._abandoned: deque[int] = deque(maxlen=_ABANDONED_REMEMBERED)
         self._note_abandoned = self._abandoned.append
-        self._request_tasks: set[asyncio.Task[None]] = set()
         self._writable = asyncio.Event()
         self._writable.set()
         self._lost: asyncio.Future[None] = self._loop.create_future()
@@ -92,7 +168,8 @@ class RemotingConnection(asyncio.Protocol):
         self._idle_timeout_s = idle_timeout_s if idle_timeout_s and idle_timeout_s > 0 else None
         self._idle_timer: asyncio.TimerHandle | None = None
         self._last_activity = self._loop.time()
-        self._context = RequestContext(self)
+        #: What the processors of this connection's requests see of it.
+        self.context = RequestContext(self)
         self._out: list[bytes] = []
         self._out_bytes = 0
         self._flush_pending = False
@@ -110,11 +187,6 @@ class RemotingConnection(asyncio.Protocol):
     def pending_requests(self) -> int:
         """Requests sent on this connection that still wait for their response."""
         return len(self._pending)
-
-    @property
-    def running_requests(self) -> int:
-        """Requests received on this connection whose processing has not finished."""
-        return len(self._request_tasks)
 
     @property
     def writing_paused(self) -> bool:
@@ -146,18 +218,6 @@ class RemotingConnection(asyncio.Protocol):
         self._reading_stopped = True
         if self._transport is not None and not self._transport.is_closing():
             self._transport.pause_reading()
-
-    async def wait_requests(self, timeout_s: float | None) -> bool:
-        """Wait for the requests being processed; False when some still run after ``timeout_s``."""
-        tasks = set(self._request_tasks)
-        if not tasks:
-            return True
-        _, still_running = await asyncio.wait(tasks, timeout=timeout_s)
-        return not still_running
-
-    def cancel_requests(self) -> None:
-        for task in tuple(self._request_tasks):
-            task.cancel()
 
     # --- sending ----------------------------------------------------------------
 
@@ -277,7 +337,7 @@ class RemotingConnection(asyncio.Protocol):
             if command.is_response:
                 self._on_response(command)
             else:
-                self._on_request(command)
+                self._on_request(self, command)
 
     def pause_writing(self) -> None:
         self._writable.clear()
@@ -325,45 +385,10 @@ class RemotingConnection(asyncio.Protocol):
             return
         waiting.set_response(response)
 
-    def _on_request(self, request: RemotingCommand) -> None:
-        lane = self.processors.lane_of(request.code)
-        if lane is not None:
-            lane.submit(self, request)
-            return
-        task = self._loop.create_task(self._serve(request))
-        self._request_tasks.add(task)
-        task.add_done_callback(self._request_tasks.discard)
-
-    async def _serve(self, request: RemotingCommand) -> None:
-        response = await self.processors.dispatch(self._context, request)
-        if response is None:
-            return
-        try:
-            await self._send_response(request, response)
-        except RemotingSendRequestError:
-            self._note_unsent(request)
-
-    async def serve_queued(self, request: RemotingCommand) -> None:
-        """Serve a request its lane hands over; the answer is written without waiting for the buffer to drain.
-
-        A lane serves many connections, so it must not stall on one slow reader;
-        that reader's connection stops being read instead (see ``pause_writing``).
-        """
-        response = await self.processors.dispatch(self._context, request)
-        if response is not None:
-            self.write_answer(request, response)
-
-    def serve_fast(self, request: RemotingCommand) -> bool:
-        """Serve ``request`` at once on its code's fast path; False when it has none or it declined the request."""
-        response = self.processors.answer_fast(self._context, request)
-        if response is None:
-            return False
-        if not request.is_oneway:
-            self.write_answer(request, response)
-        return True
+    # --- answering ------------------------------------------------------------------
 
     def write_answer(self, request: RemotingCommand, response: RemotingCommand) -> None:
-        """Write ``response`` as the answer to ``request``, unless the connection is gone."""
+        """Write ``response`` as the answer to ``request``, unless the connection is gone; never waits."""
         if not self.is_open:
             self._note_unsent(request)
             return
@@ -378,11 +403,20 @@ class RemotingConnection(asyncio.Protocol):
             )))
         self._last_activity = self._loop.time()
 
+    async def send_answer(self, request: RemotingCommand, response: RemotingCommand) -> None:
+        """:meth:`write_answer`, then wait while the write buffer is above its high watermark."""
+        self.write_answer(request, response)
+        if not self._writable.is_set():
+            self._flush()  # the frame waits in the transport's buffer, not in ours
+            await self._writable.wait()
+            if self._lost.done():
+                self._note_unsent(request)
+
     def _note_unsent(self, request: RemotingCommand) -> None:
         """An answer to ``request`` found the connection closed: the first is logged, the others only counted.
 
         A producer that stops with thousands of async sends in flight leaves them to be served all the same (see
-        ``Lane._work``), and a line for each answer would flood the log.
+        :mod:`~rocketmq_py.remoting.lanes`), and a line for each answer would flood the log.
         """
         self.unsent_answers += 1
         if self.unsent_answers == 1:
@@ -390,15 +424,6 @@ class RemotingConnection(asyncio.Protocol):
                       "other requests still in flight are dropped without a line each)", request, self.remote_address)
         else:
             _log.debug("the response to %r could not be sent either", request)
-
-    async def _send_response(self, request: RemotingCommand, response: RemotingCommand) -> None:
-        try:
-            await self.send(response)
-        except CodecError as error:
-            _log.error("the response to %r cannot be encoded: %s", request, error)
-            await self.send(create_response(
-                request, RemotingSysResponseCode.SYSTEM_ERROR, f"the response could not be encoded: {error}",
-            ))
 
     def _check_idle(self) -> None:
         assert self._idle_timeout_s is not None

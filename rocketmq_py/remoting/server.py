@@ -1,7 +1,8 @@
 """The listening side (Java's ``NettyRemotingServer``): a thin protocol, a processor table, a connection registry.
 
-Every accepted connection is a :class:`RemotingConnection` that serves its
-requests through the shared processor table. The registry keeps the live
+Every accepted connection is a :class:`RemotingConnection` whose requests the
+server's :class:`~rocketmq_py.remoting.dispatcher.RequestDispatcher` serves
+through the processor table. The registry keeps the live
 connections so the broker can send requests back to a client (transaction
 checks, consumer-ids-changed notices) and learn, through listeners, when a
 client connects, idles or goes away.
@@ -26,11 +27,11 @@ from typing import Callable, Iterable
 from rocketmq_py.errors import RemotingConnectError
 from rocketmq_py.remoting.command import RemotingCommand
 from rocketmq_py.remoting.config import RemotingServerConfig
+from rocketmq_py.remoting.dispatcher import RequestDispatcher
 from rocketmq_py.remoting.front_pool import FrontPool
 from rocketmq_py.remoting.invoker import InvokeCallback, Invoker
-from rocketmq_py.remoting.listener import ConnectionListener, ListenerGroup
 from rocketmq_py.remoting.processor import ProcessorTable
-from rocketmq_py.remoting.protocol import RemotingConnection
+from rocketmq_py.remoting.protocol import ConnectionListener, ListenerGroup, RemotingConnection
 from rocketmq_py.remoting.tls import TLS_HANDSHAKE_MAGIC, TlsConfig, TlsMode
 
 __all__ = ["RemotingServer"]
@@ -249,6 +250,7 @@ class RemotingServer:
         self.host = host
         self.config = config or RemotingServerConfig()
         self.processors = processors if processors is not None else ProcessorTable()
+        self.dispatcher = RequestDispatcher(self.processors)
         self._requested_port = port
         self._bound_port: int | None = None
         self._registry = _Registry()
@@ -319,7 +321,7 @@ class RemotingServer:
     def _new_connection(self) -> RemotingConnection:
         config = self.config
         return RemotingConnection(
-            self.processors, self._events,
+            self.dispatcher.serve, self._events,
             idle_timeout_s=config.server_channel_max_idle_time_seconds,
             pause_reading_when_write_blocked=True,
             max_frame_length=config.max_frame_length,
@@ -387,15 +389,10 @@ class RemotingServer:
         connections = self.connections
         for connection in connections:
             connection.stop_reading()
-        lanes = self.processors.lanes
-        finished = await asyncio.gather(*(c.wait_requests(timeout_s) for c in connections),
-                                        *(lane.drain(timeout_s) for lane in lanes))
-        if not all(finished):
+        if not await self.dispatcher.drain(timeout_s):
             _log.warning("shutting down with requests still being processed after %.1f s; cancelling them", timeout_s)
-        for lane in lanes:
-            lane.close()
+        self.dispatcher.close()
         for connection in connections:
-            connection.cancel_requests()
             connection.close()
         closed = await asyncio.gather(*(c.wait_closed(_CLOSE_GRACE_S) for c in connections))
         for connection, was_closed in zip(connections, closed):

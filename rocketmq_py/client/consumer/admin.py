@@ -22,7 +22,7 @@ from rocketmq_py.common.headers.consumer import (
     ResetOffsetRequestHeader,
 )
 from rocketmq_py.remoting.command import RemotingCommand, create_response
-from rocketmq_py.remoting.processor import RequestContext
+from rocketmq_py.remoting.protocol import RequestContext
 
 if TYPE_CHECKING:
     from rocketmq_py.client.instance import MQClientInstance
