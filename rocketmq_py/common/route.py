@@ -8,9 +8,9 @@ info, and with quoted keys for a 4.9.4+ requester; both are read here.
 """
 from __future__ import annotations
 
-from typing import Any
-
+import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from rocketmq_py import codec
 
@@ -52,6 +52,13 @@ class BrokerData:
     @property
     def master_addr(self) -> str | None:
         return self.broker_addrs.get(MASTER_ID)
+
+    def select_broker_addr(self) -> str | None:
+        """The master's address, else a random slave's (Java's BrokerData.selectBrokerAddr); None for none."""
+        master = self.broker_addrs.get(MASTER_ID)
+        if master is not None or not self.broker_addrs:
+            return master
+        return random.choice(list(self.broker_addrs.values()))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "BrokerData":
