@@ -11,6 +11,7 @@ from rocketmq_py.client.producer.blocking import BlockingFacade
 if TYPE_CHECKING:
     from rocketmq_py.admin.config import AdminConfig
     from rocketmq_py.admin.results import MessageTrack, RollbackStats, TopicGroupStats
+    from rocketmq_py.client.consumer.pull import PullResult
     from rocketmq_py.client.mq_admin import QueryResult
     from rocketmq_py.common.admin_body import (
         BrokerStatsData,
@@ -224,6 +225,11 @@ class Admin(BlockingMQAdminMethods, BlockingFacade):
                                     end_ms: int = END_OF_TIME_MS) -> QueryResult:
         """The message of ``topic`` whose unique key is ``unique_key``."""
         return self._run(self._core.query_message_by_unique_key(topic, unique_key, max_num, begin_ms, end_ms))
+
+    def pull_messages(self, queue: MessageQueue, offset: int, max_nums: int = 32,
+                      sub_expression: str = "*") -> PullResult:
+        """One pull of ``queue`` from ``offset`` (see :meth:`AsyncAdmin.pull_messages`)."""
+        return self._run(self._core.pull_messages(queue, offset, max_nums, sub_expression))
 
     def pull_queue_messages(self, queue: MessageQueue, begin_offset: int, end_offset: int,
                             sub_expression: str = "*") -> Iterator[MessageExt]:

@@ -18,6 +18,7 @@ from rocketmq_py.common.message import MessageConst
 from rocketmq_py.errors import ConsumerNotOnlineError, RocketMQError
 
 if TYPE_CHECKING:
+    from rocketmq_py.client.consumer.pull import PullResult
     from rocketmq_py.common.consumer_body import ConsumeMessageDirectlyResult
     from rocketmq_py.common.message import MessageExt
     from rocketmq_py.common.message_queue import MessageQueue
@@ -39,22 +40,32 @@ class MessageMethods(TopicMethods, ConsumerMethods, AdminBase):
         earliest stored, when a retry stored it twice. NoMessageError when there is none."""
         return await self._mq_admin().query_message(topic, unique_key, max_num, begin_ms, end_ms, unique_key=True)
 
-    async def pull_queue_messages(self, queue: MessageQueue, begin_offset: int, end_offset: int,
-                                  sub_expression: str = "*") -> AsyncGenerator[MessageExt, None]:
-        """The messages of ``queue`` from ``begin_offset`` up to (not including) ``end_offset`` that match the
-        tag expression, in offset order; pulled as the group ``TOOLS_CONSUMER``, which commits nothing."""
+    async def pull_messages(self, queue: MessageQueue, offset: int, max_nums: int = PULL_BATCH,
+                            sub_expression: str = "*") -> PullResult:
+        """One pull of ``queue`` from ``offset``: up to ``max_nums`` messages matching the tag expression, the
+        status and the offset to pull from next (Java's DefaultMQPullConsumer.pull, as ``mqadmin printMsg``
+        uses it). The pull is made as the group ``TOOLS_CONSUMER``, which commits nothing, and the broker
+        answers at once when there is nothing to pull."""
         # lazy: see rocketmq_py/_lazy.py
-        from rocketmq_py.client.consumer.pull import PullAPI, PullStatus
+        from rocketmq_py.client.consumer.pull import PullAPI
         from rocketmq_py.common.filter import build_subscription_data
         from rocketmq_py.common.headers.pull import build_pull_sys_flag
 
-        pull_api = PullAPI(self._running_instance(), TOOLS_CONSUMER_GROUP)
         subscription = build_subscription_data(queue.topic, sub_expression)
         sys_flag = build_pull_sys_flag(commit_offset=False, suspend=False, subscription=True)
+        return await PullAPI(self._running_instance(), TOOLS_CONSUMER_GROUP).pull(
+            queue, subscription, offset, max_nums, sys_flag, 0, 0, self._timeout, sub_expression=subscription.sub_string)
+
+    async def pull_queue_messages(self, queue: MessageQueue, begin_offset: int, end_offset: int,
+                                  sub_expression: str = "*") -> AsyncGenerator[MessageExt, None]:
+        """The messages of ``queue`` from ``begin_offset`` up to (not including) ``end_offset`` that match the
+        tag expression, in offset order (see :meth:`pull_messages`)."""
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.consumer.pull import PullStatus
+
         offset = begin_offset
         while offset < end_offset:
-            result = await pull_api.pull(queue, subscription, offset, min(PULL_BATCH, end_offset - offset), sys_flag,
-                                         0, 0, self._timeout, sub_expression=subscription.sub_string)
+            result = await self.pull_messages(queue, offset, min(PULL_BATCH, end_offset - offset), sub_expression)
             for message in result.messages:
                 if message.queue_offset < end_offset:
                     yield message

@@ -107,8 +107,9 @@ class TopicRouteData:
             dict(data.get("filterServerTable") or {}),
         )
 
-    def encode(self, standard_json: bool = True) -> bytes:
-        """fastjson's form; ``standard_json`` quotes the broker id keys (for 4.9.4+ requesters)."""
+    def encode(self, standard_json: bool = True, pretty: bool = False) -> bytes:
+        """fastjson's form; ``standard_json`` quotes the broker id keys (for 4.9.4+ requesters), ``pretty``
+        indents it as Java's ``toJson(true)`` (what ``mqadmin topicRoute`` prints)."""
         value: dict[str, Any] = {
             "brokerDatas": [b.to_json() for b in self.broker_datas],
             "filterServerTable": self.filter_server_table,
@@ -116,7 +117,7 @@ class TopicRouteData:
         if self.order_topic_conf is not None:
             value["orderTopicConf"] = self.order_topic_conf
         value["queueDatas"] = [q.to_json() for q in self.queue_datas]
-        return codec.json_dumps(value, quote_keys=standard_json).encode()
+        return codec.json_dumps(value, quote_keys=standard_json, pretty=pretty).encode()
 
 
 @dataclass

@@ -1,0 +1,55 @@
+"""The connection flags the client subcommands of ``rocketmq-py`` share (``admin``, ``produce``, ``consume``):
+the name servers (``-n``, default ``NAMESRV_ADDR``), ACL keys (default: ``accessKey``/``secretKey`` of
+``$ROCKETMQ_HOME/conf/tools.yml``, as mqadmin reads them) and TLS (default: the ``tls.enable`` setting)."""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+
+def add_connection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-n", "--namesrvAddr", dest="namesrv_addr", default=None,
+                        help="name servers, ';'-separated (default: NAMESRV_ADDR)")
+    parser.add_argument("--access-key", help="ACL access key (default: accessKey of $ROCKETMQ_HOME/conf/tools.yml)")
+    parser.add_argument("--secret-key", help="ACL secret key (default: secretKey of $ROCKETMQ_HOME/conf/tools.yml)")
+    parser.add_argument("--tls", action="store_true", default=None,
+                        help="connect with TLS (default: the tls.enable / TLS_ENABLE setting)")
+
+
+def tools_acl_keys(home: str | None) -> tuple[str | None, str | None]:
+    """``accessKey`` and ``secretKey`` of ``<home>/conf/tools.yml`` (mqadmin's ACL file), or None each when the
+    file or either key is missing."""
+    if not home:
+        return None, None
+    try:
+        text = (Path(home) / "conf" / "tools.yml").read_text(encoding="utf-8")
+    except OSError:
+        return None, None
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("accessKey", "secretKey"):
+            found[key.strip()] = value.strip().strip("'\"")
+    access_key, secret_key = found.get("accessKey"), found.get("secretKey")
+    if not access_key or not secret_key:  # mqadmin turns ACL off when either is blank
+        return None, None
+    return access_key, secret_key
+
+
+def connection_options(args: argparse.Namespace, env: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """The client options (ClientConfig fields) the connection flags ask for; a fresh instance name, so that
+    the command's clients share no client instance with anything else."""
+    options: dict[str, Any] = {"instance_name": f"rocketmq-py-cli-{os.getpid()}"}
+    namesrv = args.namesrv_addr or env.get("NAMESRV_ADDR")
+    if namesrv:
+        options["namesrv_addr"] = namesrv
+    access_key, secret_key = args.access_key, args.secret_key
+    if access_key is None and secret_key is None:
+        access_key, secret_key = tools_acl_keys(env.get("ROCKETMQ_HOME"))
+    if access_key is not None or secret_key is not None:
+        options.update(access_key=access_key, secret_key=secret_key)
+    if args.tls:
+        options["use_tls"] = True
+    return options
