@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -53,3 +54,9 @@ def connection_options(args: argparse.Namespace, env: Mapping[str, str] = os.env
     if args.tls:
         options["use_tls"] = True
     return options
+
+
+def report_failure(command: str, error: BaseException) -> int:
+    """Print what failed as one line on stderr (a server's remark can span several); the exit status, 1."""
+    print(f"rocketmq-py {command}: {' '.join(str(error).split())}", file=sys.stderr)
+    return 1

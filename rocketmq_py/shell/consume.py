@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from rocketmq_py.cli_connection import add_connection_options, connection_options
+from rocketmq_py.cli_connection import add_connection_options, connection_options, report_failure
 
 if TYPE_CHECKING:
     from rocketmq_py.client.consumer.lite_pull import AsyncLitePullConsumer
@@ -61,14 +61,17 @@ def add_consume(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
 def _run_consume(args: argparse.Namespace) -> int:
     # lazy: see rocketmq_py/_lazy.py
     from rocketmq_py.admin.cli.java_text import parse_timestamp
+    from rocketmq_py.errors import RocketMQError
 
-    if args.group and args.offset is not None:
-        raise ValueError("--offset reads without a group: a group starts where it committed")
-    if args.max is not None and args.max < 0:
-        raise ValueError(f"--max cannot be negative, got {args.max}")
-    timestamp = parse_timestamp(args.from_timestamp) if args.from_timestamp else None
     try:
+        if args.group and args.offset is not None:
+            raise ValueError("--offset reads without a group: a group starts where it committed")
+        if args.max is not None and args.max < 0:
+            raise ValueError(f"--max cannot be negative, got {args.max}")
+        timestamp = parse_timestamp(args.from_timestamp) if args.from_timestamp else None
         count = asyncio.run(consume(args, timestamp, sys.stdout.buffer))
+    except (RocketMQError, OSError, ValueError) as error:
+        return report_failure("consume", error)
     finally:
         sys.stdout.flush()
     print(f"consumed {count} message(s) from {args.topic}", file=sys.stderr)

@@ -13,7 +13,7 @@ import asyncio
 import sys
 from typing import IO, TYPE_CHECKING, Iterator
 
-from rocketmq_py.cli_connection import add_connection_options, connection_options
+from rocketmq_py.cli_connection import add_connection_options, connection_options, report_failure
 
 if TYPE_CHECKING:
     from rocketmq_py.client.producer.core import AsyncProducer
@@ -66,14 +66,19 @@ def read_lines(stream: IO[bytes]) -> Iterator[bytes]:
 
 
 def _run_produce(args: argparse.Namespace) -> int:
-    if args.batch_size < 1:
-        raise ValueError(f"--batch-size must be at least 1, not {args.batch_size}")
-    properties = parse_properties(args.properties)
-    if args.file:
-        with open(args.file, "rb") as stream:
-            sent, skipped = asyncio.run(produce(args, read_lines(stream), properties))
-    else:
-        sent, skipped = asyncio.run(produce(args, read_lines(sys.stdin.buffer), properties))
+    from rocketmq_py.errors import RocketMQError
+
+    try:
+        if args.batch_size < 1:
+            raise ValueError(f"--batch-size must be at least 1, not {args.batch_size}")
+        properties = parse_properties(args.properties)
+        if args.file:
+            with open(args.file, "rb") as stream:
+                sent, skipped = asyncio.run(produce(args, read_lines(stream), properties))
+        else:
+            sent, skipped = asyncio.run(produce(args, read_lines(sys.stdin.buffer), properties))
+    except (RocketMQError, OSError, ValueError) as error:
+        return report_failure("produce", error)
     note = f", skipped {skipped} empty line(s): RocketMQ refuses empty bodies" if skipped else ""
     print(f"sent {sent} message(s) to {args.topic}{note}", file=sys.stderr)
     return 0

@@ -15,7 +15,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping
 
-from rocketmq_py.cli_connection import add_connection_options, connection_options
+from rocketmq_py.cli_connection import add_connection_options, connection_options, report_failure
 
 if TYPE_CHECKING:
     from rocketmq_py.admin.core import AsyncAdmin
@@ -71,8 +71,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         output = asyncio.run(_run_command(args))
     except (RocketMQError, OSError, ValueError) as error:
-        print(f"rocketmq-py admin {args.admin_command}: {error}", file=sys.stderr)
-        return 1
+        return report_failure(f"admin {args.admin_command}", error)
     if args.json:
         json.dump(jsonable(output.data), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
