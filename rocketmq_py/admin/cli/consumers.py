@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rocketmq_py.admin.results import RollbackStats
     from rocketmq_py.common.consumer_body import ConsumerRunningInfo
     from rocketmq_py.common.message_queue import MessageQueue
+    from rocketmq_py.common.subscription_group import SubscriptionGroupConfig
 
 
 def _broker_or_cluster(parser: argparse.ArgumentParser, what: str) -> None:
@@ -107,6 +108,39 @@ async def _delete_sub_group(admin: AsyncAdmin, args: argparse.Namespace) -> Outp
         text.append(f"delete topic [{topic}] from cluster [{cluster}] success.\n"
                     f"delete topic [{topic}] from NameServer success.\n")
     return Output("".join(text), {"group": group, "deleted_on": masters})
+
+
+# --- getConsumerConfig ------------------------------------------------------------------------------------------
+
+def _get_consumer_config_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-g", "--groupName", dest="group_name", required=True, help="subscription group name")
+
+
+async def _get_consumer_config(admin: AsyncAdmin, args: argparse.Namespace) -> Output:
+    """Java's GetConsumerConfigSubCommand: the group's settings on every broker that has it."""
+    group = args.group_name.strip()
+    info = await admin.examine_broker_cluster_info()
+    text, data = [], []
+    for name, broker in sorted(info.broker_addr_table.items()):
+        addr = broker.select_broker_addr()
+        config = await admin.examine_subscription_group_config(addr, group) if addr is not None else None
+        if config is None:
+            continue
+        cluster = next((c for c, names in info.cluster_addr_table.items() if name in names), None)
+        text.append(f"============================={jstr(cluster)}:{name}=============================\n")
+        text += [printf("%s%-40s=  %s\n", "", key, value) for key, value in _java_fields(config)]
+        data.append({"cluster": cluster, "broker_name": name, "subscription_group": config})
+    return Output("".join(text), data)
+
+
+def _java_fields(config: SubscriptionGroupConfig) -> list[tuple[str, object]]:
+    """SubscriptionGroupConfig's fields by their Java names, in declaration order."""
+    return [("groupName", config.group_name), ("consumeEnable", config.consume_enable),
+            ("consumeFromMinEnable", config.consume_from_min_enable),
+            ("consumeBroadcastEnable", config.consume_broadcast_enable), ("retryQueueNums", config.retry_queue_nums),
+            ("retryMaxTimes", config.retry_max_times), ("brokerId", config.broker_id),
+            ("whichBrokerWhenConsumeSlowly", config.which_broker_when_consume_slowly),
+            ("notifyConsumerIdsChangedEnable", config.notify_consumer_ids_changed_enable)]
 
 
 # --- consumerProgress -------------------------------------------------------------------------------------------
@@ -345,6 +379,8 @@ async def _skip_accumulated_message(admin: AsyncAdmin, args: argparse.Namespace)
 COMMANDS = [
     Command("updateSubGroup", "Update or create subscription group", _update_sub_group_arguments, _update_sub_group),
     Command("deleteSubGroup", "Delete subscription group from broker.", _delete_sub_group_arguments, _delete_sub_group),
+    Command("getConsumerConfig", "Get consumer config by subscription group name!", _get_consumer_config_arguments,
+            _get_consumer_config),
     Command("consumerProgress", "Query consumers's progress, speed", _consumer_progress_arguments, _consumer_progress),
     Command("consumerConnection", "Query consumer's socket connection, client version and subscription",
             _consumer_connection_arguments, _consumer_connection),
