@@ -4,10 +4,13 @@ the name servers (``-n``, default ``NAMESRV_ADDR``), ACL keys (default: ``access
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
 from typing import Any, Mapping
+
+_log = logging.getLogger(__name__)
 
 
 def add_connection_options(parser: argparse.ArgumentParser) -> None:
@@ -24,17 +27,21 @@ def tools_acl_keys(home: str | None) -> tuple[str | None, str | None]:
     file or either key is missing."""
     if not home:
         return None, None
+    # lazy: only a command that reads the ACL file needs YAML
+    import yaml
+
+    path = Path(home) / "conf" / "tools.yml"
     try:
-        text = (Path(home) / "conf" / "tools.yml").read_text(encoding="utf-8")
-    except OSError:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return None, None
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip() in ("accessKey", "secretKey"):
-            found[key.strip()] = value.strip().strip("'\"")
+    except (OSError, yaml.YAMLError) as error:
+        _log.warning("the ACL file %s cannot be read (%s): connecting without ACL, as mqadmin does", path, error)
+        return None, None
+    found = {key: str(data[key]) for key in ("accessKey", "secretKey")
+             if isinstance(data, dict) and data.get(key) is not None}
     access_key, secret_key = found.get("accessKey"), found.get("secretKey")
-    if not access_key or not secret_key:  # mqadmin turns ACL off when either is blank
+    if not (access_key or "").strip() or not (secret_key or "").strip():  # mqadmin: ACL off when either is blank
         return None, None
     return access_key, secret_key
 
