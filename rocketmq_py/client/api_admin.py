@@ -55,7 +55,6 @@ from rocketmq_py.common.headers.query import (
 from rocketmq_py.common.kv import KVTable
 from rocketmq_py.common.message import MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
-from rocketmq_py.common.route import TopicList
 from rocketmq_py.common.subscription_group import SubscriptionGroupConfig, decode_subscription_group_wrapper
 from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
 from rocketmq_py.errors import CodecError
@@ -135,11 +134,6 @@ class AdminRPCs:
         response = await self._call(addr, self._request(RequestCode.GET_ALL_TOPIC_CONFIG), timeout_ms)
         return decoded(lambda body: TopicConfigSerializeWrapper.decode(body or b"{}"), response, "topic config",
                        addr)
-
-    async def get_system_topic_list_from_broker(self, addr: str, timeout_ms: float | None = None) -> TopicList:
-        request = self._request(RequestCode.GET_SYSTEM_TOPIC_LIST_FROM_BROKER)
-        response = await self._call(addr, request, timeout_ms)
-        return decoded(lambda body: TopicList.decode(body or b"{}"), response, "system topic list", addr)
 
     async def get_topic_stats_info(self, addr: str, topic: str, timeout_ms: float | None = None) -> TopicStatsTable:
         request = self._header_request(RequestCode.GET_TOPIC_STATS_INFO, TopicRequestHeader(topic))

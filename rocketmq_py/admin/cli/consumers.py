@@ -22,6 +22,7 @@ from rocketmq_py.admin.cli.java_text import (
     subscription_group_text,
 )
 from rocketmq_py.admin.cli.topics import java_bool
+from rocketmq_py.common.heartbeat_consumer import ConsumeType
 from rocketmq_py.common.mq_version import version_desc
 from rocketmq_py.common.topic import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from rocketmq_py.errors import ConsumerNotOnlineError, RocketMQError
@@ -213,7 +214,7 @@ async def _all_groups_progress(admin: AsyncAdmin) -> Output:
         if connection is not None and connection.connection_set:
             count = len(connection.connection_set)
             version = version_desc(connection.compute_min_version())
-            push = connection.consume_type is not None and connection.consume_type.value == "CONSUME_PASSIVELY"
+            push = connection.consume_type is ConsumeType.CONSUME_PASSIVELY
             kind = "PUSH" if push else "PULL"
             model = connection.message_model.value if push and connection.message_model is not None else ""
         text.append(printf("%-64s  %-6d  %-24s %-5s  %-14s  %-7d  %d%n", front(group, 64), count, version, kind, model,

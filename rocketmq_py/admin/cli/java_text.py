@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rocketmq_py.admin.results import MessageTrack
@@ -167,8 +167,4 @@ def running_info_text(info: ConsumerRunningInfo) -> str:
     if info.jstack is not None:
         lines.append("\n\n#Consumer jstack#\n")
         lines.append(info.jstack)
-    return "".join(lines)
-
-
-def join_lines(lines: Iterable[str]) -> str:
     return "".join(lines)
