@@ -18,6 +18,7 @@ from rocketmq_py import (
     Message,
     MessageQueue,
     NoMessageError,
+    Producer,
 )
 from rocketmq_py.admin import TrackType
 from rocketmq_py.common.consumer_body import CMResult
@@ -287,6 +288,12 @@ async def test_the_blocking_admin_runs_on_the_background_loop(cluster):
                 assert time.monotonic() < deadline, "the topic was not registered"
                 time.sleep(0.05)
             queue = MessageQueue("BlockingTopic", BROKER, 0)
-            return set(admin.examine_broker_cluster_info().cluster_addr_table), admin.max_offset(queue)
+            with Producer("blocking_pg", namesrv_addr=cluster.namesrv_addr, instance_name="blocking-pg") as producer:
+                sent = producer.send(Message("BlockingTopic", b"blocking", keys="b-key"), queue)
+                # The blocking clients run the same MQAdmin methods on their asyncio cores.
+                assert producer.max_offset(queue) == admin.max_offset(queue) == 1
+                assert producer.view_message(sent.offset_msg_id).body == b"blocking"
+                assert [m.body for m in admin.query_message("BlockingTopic", "b-key").message_list] == [b"blocking"]
+            return set(admin.examine_broker_cluster_info().cluster_addr_table), admin.min_offset(queue)
 
     assert await asyncio.to_thread(work) == ({"DefaultCluster"}, 0)
