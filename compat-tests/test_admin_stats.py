@@ -1,12 +1,12 @@
 """Issue 32, broker statistics: ``statsAll`` from our Admin and from mqadmin agree on the Java servers and on
-ours: the same topics and groups, lags and 24-hour counts (a count read by mqadmin between two reads of our
-Admin lies between them, as a window's sum only shrinks while no message comes)."""
+ours: the same topics, groups and lags. The 24-hour counts come from windows the broker samples on its own
+clock (the minute's sum until the hour's is sampled, and 0 in between), so each tool may catch another phase:
+both must show one of the two values the windows can hold (tests/test_admin_loopback.py steps the clock and
+checks the counts exactly)."""
 from __future__ import annotations
 
-import time
-
 from harness import mqadmin, run_peer, unique_name
-from harness.admin_text import table
+from harness.admin_text import rocketmq_py, table
 
 from rocketmq_py import Admin
 
@@ -16,18 +16,13 @@ def test_stats_all_agrees_with_mqadmin(servers):
     topic, group = unique_name("StatsTopic"), unique_name("stats_group")
     mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", "2", "-w", "2", namesrv=namesrv.addr)
     run_peer("produce", namesrv=namesrv.addr, topic=topic, count=8)
-    *_, done = run_peer("consume", namesrv=namesrv.addr, topic=topic, group=group, count=8, timeout_ms=60000)
-    assert done["count"] == 8
+    # Our consumer commits what it printed and waits for the broker's answers before it exits (Java's consumer
+    # commits oneway as it shuts down, and may lose the last commit).
+    consumed = rocketmq_py("consume", "-t", topic, "-g", group, "--from-beginning", "--max", "8", namesrv=namesrv.addr)
+    assert len(consumed.splitlines()) == 8
     with Admin(namesrv_addr=namesrv.addr, instance_name=unique_name("admin")) as admin:
-        deadline = time.monotonic() + 60
-        while admin.examine_consume_stats(group, topic).compute_total_diff():  # the last commit is oneway
-            assert time.monotonic() < deadline
-            time.sleep(0.5)
-        before = admin.stats_all(topic)
+        [ours] = admin.stats_all(topic)
         [printed] = table(mqadmin("statsAll", "-t", topic, namesrv=namesrv.addr))
-        after = admin.stats_all(topic)
-    assert [(row.topic, row.consumer_group, row.accumulation) for row in before] == [(topic, group, 0)]
+    assert (ours.topic, ours.consumer_group, ours.accumulation) == (topic, group, 0)
     assert printed[:3] == [topic, group, "0"]
-    for column, field in ((5, "in_msg_24_hour"), (6, "out_msg_24_hour")):
-        low, high = sorted((getattr(before[0], field), getattr(after[0], field)))
-        assert low <= int(printed[column]) <= high, (field, before, printed, after)
+    assert {ours.in_msg_24_hour, ours.out_msg_24_hour, int(printed[5]), int(printed[6])} <= {0, 8}
