@@ -4,11 +4,14 @@ the name servers (``-n``, default ``NAMESRV_ADDR``), ACL keys (default: ``access
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 _log = logging.getLogger(__name__)
 
@@ -67,3 +70,38 @@ def report_failure(command: str, error: BaseException) -> int:
     """Print what failed as one line on stderr (a server's remark can span several); the exit status, 1."""
     print(f"rocketmq-py {command}: {' '.join(str(error).split())}", file=sys.stderr)
     return 1
+
+
+class Interrupt:
+    """Whether SIGINT or SIGTERM stopped the command (see :func:`interruptible`)."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+
+
+@contextlib.contextmanager
+def interruptible(stop: Callable[[], None] | None = None) -> Iterator[Interrupt]:
+    """While the block runs, SIGINT and SIGTERM call ``stop``, or by default cancel the running task (its
+    clients then shut down cleanly: a consumer commits what it printed); ``interrupted`` tells afterwards
+    whether a signal came."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    interrupt = Interrupt()
+
+    def on_signal() -> None:
+        interrupt.interrupted = True
+        if stop is not None:
+            stop()
+        elif task is not None:
+            task.cancel()
+
+    installed = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, on_signal)
+            installed.append(sig)
+    try:
+        yield interrupt
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -31,7 +32,7 @@ from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.mq_version import version_desc
 from rocketmq_py.common.topic_config import TopicConfig
 from rocketmq_py.shell.consume import render
-from rocketmq_py.shell.produce import parse_properties, read_lines
+from rocketmq_py.shell.produce import parse_properties, split_chunk
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -86,9 +87,8 @@ def test_the_acl_keys_come_from_the_flags_or_from_tools_yml(tmp_path):
 
 
 def test_produce_reads_lines_and_properties():
-    import io
-
-    assert list(read_lines(io.BytesIO(b"a\r\nb\n\nc"))) == [b"a", b"b", b"", b"c"]
+    assert split_chunk(b"", b"a\r\nb\n\nc") == ([b"a", b"b", b""], b"c")
+    assert split_chunk(b"c", b"d\n") == ([b"cd"], b"")
     assert parse_properties(["a=1", "b=x=y"]) == {"a": "1", "b": "x=y"}
     with pytest.raises(ValueError, match="KEY=VALUE"):
         parse_properties(["novalue"])
@@ -223,3 +223,44 @@ def test_produce_delayed_messages_and_refuse_bad_input(threaded, capsys):
 async def _schedule_topic_count(cluster) -> int:
     store = cluster.broker.store
     return sum(max(store.get_max_offset_in_queue("SCHEDULE_TOPIC_XXXX", queue), 0) for queue in range(18))
+
+
+def start(namesrv: str, *argv: str) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-m", "rocketmq_py", *argv, "-n", namesrv], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+
+def test_typed_lines_go_at_once_and_signals_stop_both_commands_cleanly(threaded, capsys):
+    cluster = threaded.cluster
+    namesrv = cluster.namesrv_addr
+    admin(capsys, namesrv, "updateTopic", "-b", cluster.broker.broker_addr, "-t", "Typed", "-r", "1", "-w", "1")
+    _wait_for_topic(capsys, namesrv, "Typed")
+    producer = start(namesrv, "produce", "-t", "Typed")
+    assert producer.stdin is not None
+    producer.stdin.write(b"first line\n")
+    producer.stdin.flush()  # and the input stays open, as at a terminal
+    deadline = time.monotonic() + 60
+    while cluster.max_offsets("Typed") != {0: 1}:
+        assert time.monotonic() < deadline, "a typed line was not sent before the next one came"
+        time.sleep(0.05)
+    producer.send_signal(signal.SIGINT)
+    _, err = producer.communicate(timeout=60)
+    assert producer.returncode == 130 and err.decode().strip() == "sent 1 message(s) to Typed (interrupted)"
+
+    consumer = start(namesrv, "consume", "-t", "Typed", "-g", "typed_group", "--from-beginning")
+    assert consumer.stdout is not None
+    assert consumer.stdout.readline() == b"first line\n"
+    consumer.send_signal(signal.SIGTERM)
+    _, err = consumer.communicate(timeout=60)
+    assert consumer.returncode == 0 and err.decode().strip() == "consumed 1 message(s) from Typed"
+    assert cluster.committed("typed_group", "Typed") == {0: 1}, "the group committed what it printed"
+
+    # More than a pipe holds, so that the consumer writes on after its reader is gone (``| head -1``).
+    filler = b"".join(b"%039d\n" % i for i in range(20_000))
+    assert run(namesrv, "produce", "-t", "Typed", data=filler).returncode == 0
+    reader_gone = start(namesrv, "consume", "-t", "Typed", "--from-beginning", "--exit-at-end")
+    assert reader_gone.stdout is not None and reader_gone.stdout.readline() == b"first line\n"
+    reader_gone.stdout.close()
+    assert reader_gone.wait(timeout=120) == 0
+    assert reader_gone.stderr is not None and reader_gone.stderr.read() == b"", "it stops quietly"

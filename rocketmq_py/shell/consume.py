@@ -5,7 +5,8 @@ where the group committed (a new group where ``--from-beginning`` / ``--from-tim
 end), and it commits what it printed. Without a group it reads every queue of the topic (assign and seek, as
 the group ``TOOLS_CONSUMER``, committing nothing) from ``--from-beginning``, ``--from-timestamp``,
 ``--offset`` or the end. ``--exit-at-end`` stops once every queue is read up to the end it had when the
-command first saw the queue; ``--max N`` after N messages. Each message is printed as its body, as
+command first saw the queue; ``--max N`` after N messages; SIGINT or SIGTERM whenever it comes (the group
+then commits what was printed, and the exit status is 0). Each message is printed as its body, as
 ``--format`` says, or as a JSON line (``--json``).
 """
 from __future__ import annotations
@@ -14,12 +15,13 @@ import argparse
 import asyncio
 import base64
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from rocketmq_py.cli_connection import add_connection_options, connection_options, report_failure
+from rocketmq_py.cli_connection import add_connection_options, connection_options, interruptible, report_failure
 
 if TYPE_CHECKING:
     from rocketmq_py.client.consumer.lite_pull import AsyncLitePullConsumer
@@ -70,10 +72,13 @@ def _run_consume(args: argparse.Namespace) -> int:
             raise ValueError(f"--max cannot be negative, got {args.max}")
         timestamp = parse_timestamp(args.from_timestamp) if args.from_timestamp else None
         count = asyncio.run(consume(args, timestamp, sys.stdout.buffer))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, as kcat does, and keep Python from failing to flush.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (RocketMQError, OSError, ValueError) as error:
         return report_failure("consume", error)
-    finally:
-        sys.stdout.flush()
     print(f"consumed {count} message(s) from {args.topic}", file=sys.stderr)
     return 0
 
@@ -110,6 +115,11 @@ def render(message: MessageExt, fmt: str | None, as_json: bool) -> bytes:
     except (KeyError, IndexError, ValueError) as error:
         raise ValueError(f"--format {fmt!r} cannot be filled ({error!r}); the fields are "
                          + ", ".join(FORMAT_FIELDS)) from None
+
+
+@dataclass
+class Printed:
+    count: int = 0
 
 
 @dataclass
@@ -170,33 +180,45 @@ async def consume(args: argparse.Namespace, timestamp_ms: int | None, out: IO[by
         options.update(auto_commit=False, pull_batch_size=32)
     start = _Start(args, timestamp_ms)
     tracker = EndTracker()
-    count = 0
-    async with AsyncLitePullConsumer(args.group or TOOLS_CONSUMER_GROUP, **options) as consumer:
-        if args.group:
-            await consumer.subscribe(args.topic)
-        else:
-            queues = await consumer.fetch_message_queues(args.topic)
-            consumer.assign(queues)
-            for queue in sorted(queues):
-                offset = await start.offset_of(consumer, queue)
-                await consumer.seek(queue, offset)
-                tracker.positions[queue] = offset
-        while args.max is None or count < args.max:
-            if args.exit_at_end:
-                await _learn_ends(consumer, tracker, start, bool(args.group))
-                if tracker.done(consumer.assignment()):
-                    break
-            wake = ASSIGNMENT_CHECK_S if args.exit_at_end and args.group else None
-            try:
-                message = await asyncio.wait_for(consumer.__anext__(), wake)
-            except asyncio.TimeoutError:
-                continue
-            except StopAsyncIteration:
-                break
-            out.write(render(message, args.format, args.json))
-            count += 1
-            tracker.advance(message)
-    return count
+    printed = Printed()
+    with interruptible() as interrupt:
+        try:
+            async with AsyncLitePullConsumer(args.group or TOOLS_CONSUMER_GROUP, **options) as consumer:
+                await _consume(args, consumer, start, tracker, out, printed)
+        except asyncio.CancelledError:
+            if not interrupt.interrupted:
+                raise
+    return printed.count
+
+
+async def _consume(args: argparse.Namespace, consumer: AsyncLitePullConsumer, start: _Start, tracker: EndTracker,
+                   out: IO[bytes], printed: Printed) -> None:
+    """Set the consumer up as the arguments say, then print until the end, ``--max`` or a signal, counting in
+    ``printed`` as it goes."""
+    if args.group:
+        await consumer.subscribe(args.topic)
+    else:
+        queues = await consumer.fetch_message_queues(args.topic)
+        consumer.assign(queues)
+        for queue in sorted(queues):
+            offset = await start.offset_of(consumer, queue)
+            await consumer.seek(queue, offset)
+            tracker.positions[queue] = offset
+    while args.max is None or printed.count < args.max:
+        if args.exit_at_end:
+            await _learn_ends(consumer, tracker, start, bool(args.group))
+            if tracker.done(consumer.assignment()):
+                return
+        wake = ASSIGNMENT_CHECK_S if args.exit_at_end and args.group else None
+        try:
+            message = await asyncio.wait_for(consumer.__anext__(), wake)
+        except asyncio.TimeoutError:
+            continue
+        except StopAsyncIteration:
+            return
+        out.write(render(message, args.format, args.json))
+        printed.count += 1
+        tracker.advance(message)
 
 
 async def _learn_ends(consumer: AsyncLitePullConsumer, tracker: EndTracker, start: _Start, group: bool) -> None:
