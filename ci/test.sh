@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: sets up (ci/setup.sh), then runs
 #   0. mypy --strict on the package and examples/typed_client.py ([tool.mypy] in pyproject.toml), and the
-#      API reference (Sphinx autodoc, docs/) built with every warning an error,
+#      documentation site (docs/: Sphinx with myst-parser, the API reference by autodoc) built with every
+#      warning an error,
 #   1. the hermetic suite against the compiled modules (which must load),
 #   2. the same suite against the pure-Python twins,
 #   3. the manylinux wheel built, checked and installed without a compiler, and the hermetic suite
@@ -35,7 +36,7 @@ run_pytest() {
 
 stage "mypy --strict: the package and examples/typed_client.py"
 .venv/bin/python -m mypy --no-incremental --cache-dir=/dev/null
-stage "the API reference (Sphinx autodoc, warnings are errors)"
+stage "the documentation site (Sphinx, warnings are errors)"
 docs_out=$(mktemp -d)
 .venv/bin/python -m sphinx -W --keep-going -q -E -b html docs "$docs_out"
 rm -rf "$docs_out"

@@ -106,11 +106,18 @@ REQUESTS = {
     "acl-config-version": lambda t, g, b: (RequestCode.GET_BROKER_CLUSTER_ACL_INFO, {}, None),
     "update-global-white": lambda t, g, b: (RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG,
                                             {"globalWhiteAddrs": "127.0.0.3", "aclFileFullPath": ""}, None),
+    "cluster-acl-config": lambda t, g, b: (RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG, {}, None),
 }
 
 
 def call(addr: str, source: str, code: int, fields: dict, body: bytes | None, credentials) -> tuple[int, str]:
     """One request from ``source`` (a loopback address) to ``addr``: (response code, remark)."""
+    answer = exchange(addr, source, code, fields, body, credentials)
+    return answer.code, answer.remark or ""
+
+
+def exchange(addr: str, source: str, code: int, fields: dict, body: bytes | None, credentials):
+    """One request from ``source`` (a loopback address) to ``addr``: the response command."""
     fields = {key: str(value) for key, value in fields.items()}
     if credentials is not None:
         credentials.sign(fields, body)
@@ -123,7 +130,7 @@ def call(addr: str, source: str, code: int, fields: dict, body: bytes | None, cr
             frame = codec.decode_frame(_read(sock, length))
             # The broker may send requests of its own first (NOTIFY_CONSUMER_IDS_CHANGED after a heartbeat).
             if frame.flag & RESPONSE_FLAG and frame.opaque == request.opaque:
-                return frame.code, frame.remark or ""
+                return frame
 
 
 def _read(sock: socket.socket, count: int) -> bytes:
@@ -267,6 +274,19 @@ def test_acl_matrix_ours_equals_java(brokers):
     for scenario in ("account-whitelist", "global-whitelist", "admin"):
         for request in REQUESTS:
             assert "AclException" not in cells[(request, scenario)][0][1], (request, scenario)
+
+
+def test_the_cluster_acl_config_is_answered_as_the_java_broker_answers_it(brokers):
+    """GET_BROKER_CLUSTER_ACL_CONFIG (54), the dashboard's ACL page: the same accounts and white addresses, as
+    the same JSON (fastjson's bean order, nulls left out), from the same file."""
+    answers = [exchange(broker.addr, "127.0.0.1", RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG, {}, None, ADMIN)
+               for broker in brokers]
+    assert [answer.code for answer in answers] == [0, 0], [answer.remark for answer in answers]
+    java, ours = (codec.json_loads(answer.body.decode()) for answer in answers)
+    assert ours == java
+    assert [account["accessKey"] for account in ours["plainAccessConfigs"]] == ["aclAdmin01", "aclUser001"]
+    assert ours["globalWhiteAddrs"] == ["127.0.0.3"]
+    assert answers[1].body == answers[0].body
 
 
 def test_java_client_with_acl_hook_and_ours_with_access_key_work_against_our_broker(brokers):

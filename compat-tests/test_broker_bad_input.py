@@ -309,7 +309,7 @@ def test_both_name_servers_restart_cleanly_after_the_malformed_registrations(bot
     assert "Traceback" not in both_namesrvs["ours"].log_text()
 
 
-#: Registrations Java 4.9.8 takes and we refuse on purpose (README, "Robustness"): they would put a broker id
+#: Registrations Java 4.9.8 takes and we refuse on purpose (docs/robustness.md): they would put a broker id
 #: or an address no client can use into the route tables.
 DELIBERATE_NAMESRV_DIFFERENCES = {
     "negative broker id": _registration(brokerId="-1", brokerName="negative-id-broker"),

@@ -1,5 +1,5 @@
 """Issue 15, point 3: the compose cluster of docker/compose (a name server, two broker groups of a master
-and a slave) comes up healthy, and the README's producer and consumer commands (examples/produce.py,
+and a slave) comes up healthy, and the producer and consumer commands of docs/docker.md (examples/produce.py,
 examples/consume.py) run against it; then each slave holds its master's CommitLog.
 
 The cluster runs from the image docker/build.sh makes, on free ports (NAMESRV_PORT, BROKER_A_PORT,

@@ -11,9 +11,6 @@ synchronised to the slave every 10 s) are counted and printed.
 """
 from __future__ import annotations
 
-import base64
-import json
-import signal
 import threading
 import time
 import uuid
@@ -21,42 +18,21 @@ from collections import Counter
 from typing import Callable
 
 import pytest
-from harness.ha import SLAVE, PyBroker, create_topic, wait_for_route, wait_replicated, wait_topic_synced
-from harness.peers import start_peer
+from harness.ha import (
+    SLAVE,
+    JavaPushConsumer,
+    PyBroker,
+    create_topic,
+    wait_for_route,
+    wait_replicated,
+    wait_topic_synced,
+)
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
 from rocketmq_py.client.producer import Producer
 from rocketmq_py.common.message import Message
 
 FIRST, BACKLOG, AFTER_RESTART = 1000, 1000, 500
-
-
-class _JavaConsumer:
-    """``Peer consume`` streaming its JSON lines; bodies counted as they arrive."""
-
-    def __init__(self, namesrv: str, topic: str, group: str, stderr_path) -> None:
-        self.bodies: Counter[str] = Counter()
-        self.stderr_path = stderr_path
-        self._stderr = open(stderr_path, "w")
-        self.proc = start_peer("consume", namesrv=namesrv, topic=topic, group=group, count=10_000_000,
-                               timeout_ms=900_000, stderr=self._stderr)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            record = json.loads(line)
-            if "bodyBase64" in record:
-                self.bodies[base64.b64decode(record["bodyBase64"]).decode()] += 1
-
-    def stop(self) -> None:
-        self.proc.kill()
-        self.proc.wait(timeout=30)
-        self._stderr.close()
-
-    def describe(self) -> str:
-        return f"Java consumer exit {self.proc.poll()}, stderr tail:\n{self.stderr_path.read_text()[-2000:]}"
 
 
 def _wait_for(condition, what, timeout_s: float = 240.0) -> None:
@@ -93,7 +69,7 @@ def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages
         consumer.start()
         return consumer
 
-    java = _JavaConsumer(namesrv, topic, group + "_java", tmp_path / "java-consumer.err")
+    java = JavaPushConsumer(namesrv, topic, group + "_java", tmp_path / "java-consumer.err")
     producer = Producer(f"HaFailoverProducer_{uuid.uuid4().hex[:6]}", namesrv_addr=namesrv,
                         poll_name_server_interval=5000)
     acked: list[str] = []
@@ -106,13 +82,15 @@ def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages
         return bodies
 
     def both_have(bodies) -> bool:
+        java_bodies = java.bodies
         with lock:
-            return all(ours[b] for b in bodies) and all(java.bodies[b] for b in bodies)
+            return all(ours[b] for b in bodies) and all(java_bodies.get(b) for b in bodies)
 
     def state(what: str, bodies) -> "Callable[[], str]":
         def describe() -> str:
+            java_bodies = java.bodies
             with lock:
-                missing = (sum(1 for b in bodies if not ours[b]), sum(1 for b in bodies if not java.bodies[b]))
+                missing = (sum(1 for b in bodies if not ours[b]), sum(1 for b in bodies if not java_bodies.get(b)))
             return f"{what}: missing (ours, java) = {missing} of {len(bodies)}; {java.describe()}"
         return describe
 
@@ -122,12 +100,12 @@ def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages
         first = send("first", FIRST)
         _wait_for(lambda: both_have(first), state("both consumers to consume from the master", first))
         consumer.shutdown()
-        java.proc.send_signal(signal.SIGSTOP)
+        java.pause()
         backlog = send("backlog", BACKLOG)
         wait_replicated(master.addr, slave.addr)
         wait_topic_synced(slave.addr, topic)
         master.kill()  # kill -9
-        java.proc.send_signal(signal.SIGCONT)
+        java.resume()
         consumer = start_ours()
         _wait_for(lambda: both_have(backlog), state("both consumers to read the backlog from the slave", backlog))
 
@@ -142,6 +120,7 @@ def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages
         java.stop()
         master.stop()
         slave.stop()
-    duplicates = {"ours": sum(ours.values()) - len(ours), "java": sum(java.bodies.values()) - len(java.bodies)}
+    java_bodies = java.bodies
+    duplicates = {"ours": sum(ours.values()) - len(ours), "java": sum(java_bodies.values()) - len(java_bodies)}
     print(f"failover: {len(acked)} acknowledged, duplicates {duplicates}")
-    assert set(acked) <= set(ours) and set(acked) <= set(java.bodies)
+    assert set(acked) <= set(ours) and set(acked) <= set(java_bodies)

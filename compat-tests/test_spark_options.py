@@ -1,4 +1,4 @@
-"""Issue 14: every row of the README's Spark options table, batch and streaming, against the Java broker
+"""Issue 14: every row of the Spark options table (docs/spark.md), batch and streaming, against the Java broker
 and ours (local[2]). tests/test_spark_options_documented.py checks that each documented option appears
 here or in another Spark test.
 

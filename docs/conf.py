@@ -1,4 +1,8 @@
-"""Sphinx configuration of the rocketmq-py API reference (built by ci/docs.sh with warnings as errors)."""
+"""Sphinx configuration of the rocketmq-py documentation (built by ci/test.sh with warnings as errors).
+
+Pages are Markdown (MyST) except the API reference, which is reStructuredText for autodoc. A new page joins
+the site by one line in the toctree of its section in ``index.md``.
+"""
 from __future__ import annotations
 
 import rocketmq_py
@@ -7,7 +11,13 @@ project = "rocketmq-py"
 author = "The rocketmq-py authors"
 release = rocketmq_py.__version__
 version = release
-extensions = ["sphinx.ext.autodoc"]
+extensions = ["myst_parser", "sphinx.ext.autodoc"]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+# Headings down to ### get anchors, so a page links to another's section as [text](page.md#the-heading).
+myst_heading_anchors = 3
+# The glossary is a definition list.
+myst_enable_extensions = ["deflist"]
 autodoc_default_options = {"members": True, "show-inheritance": True, "member-order": "bysource"}
 autodoc_typehints = "description"
 autodoc_class_signature = "separated"

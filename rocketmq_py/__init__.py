@@ -28,7 +28,7 @@ from rocketmq_py.errors import (
     SendTimeoutError,
 )
 
-# A library adds no output of its own: the application configures logging (see the README).
+# A library adds no output of its own: the application configures logging (see docs/python-api.md, "Logging").
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 #: public name -> the module that defines it (imported on first access)

@@ -15,7 +15,8 @@ rules keep it so:
    in annotations are imported under ``TYPE_CHECKING``.
 
 ``tests/test_import_cost.py`` checks that the client names load no broker, store or name-server module,
-and ``benchmarks/imports/import_time.py`` measures the import time against aiokafka (README, "Import time").
+and ``benchmarks/imports/import_time.py`` measures the import time against aiokafka (docs/python-api.md,
+"Import time").
 """
 from __future__ import annotations
 

@@ -104,7 +104,6 @@ def _add_broker(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
 def _run_broker(args: argparse.Namespace) -> int:
     from rocketmq_py.broker import BrokerController, load_broker_config
     from rocketmq_py.common.config_file import config_to_properties, format_properties
-    from rocketmq_py.errors import RocketMQError
 
     broker_config, store_config = load_broker_config(args.config, namesrv_addr=args.namesrv_addr)
     if args.workers is not None:
@@ -118,11 +117,7 @@ def _run_broker(args: argparse.Namespace) -> int:
     controller = BrokerController(broker_config, store_config)
     from rocketmq_py.remoting.loop import run_on_new_loop
 
-    try:
-        run_on_new_loop(run_until_stopped(controller.start, controller.shutdown))
-    except RocketMQError as error:
-        _log.error("the broker failed: %s", error)
-        return 1
+    run_on_new_loop(run_until_stopped(controller.start, controller.shutdown))
     return 0
 
 
@@ -219,9 +214,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``rocketmq-py`` command; the exit status."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=chosen_log_level(args), format=LOG_FORMAT, stream=sys.stderr)
+    from rocketmq_py.errors import RocketMQError
+
     try:
         return int(args.run(args) or 0)
-    except (OSError, ValueError) as error:
+    except (RocketMQError, OSError, ValueError) as error:
+        # A refusal at start (a key's value, a missing package, a locked store, a port in use): one line, no
+        # traceback; anything else is a bug and keeps its traceback.
         _log.error("%s failed: %s", args.command, error)
         return 1
 

@@ -11,6 +11,7 @@ One root, three branches for what crosses the wire, and one for the store:
   :func:`error_for_response`, and carries a ``retriable`` flag that says
   whether Java's producer would try another queue.
 * ``StoreError``: the broker's store files cannot be used as they are.
+* ``ConfigError``: a server's configuration cannot start it.
 """
 from __future__ import annotations
 
@@ -193,6 +194,16 @@ class StoreError(RocketMQError):
     """The store files cannot be used as they are (wrong size, unreadable); the message says what to fix."""
 
 
+# --- configuration ----------------------------------------------------------
+
+
+class ConfigError(RocketMQError, ValueError):
+    """A server's configuration cannot start it: a key's value, a key we do not implement, a missing extra.
+
+    The message names the key and what to do; the command prints it as one line and exits with status 1.
+    """
+
+
 # --- broker and name server responses --------------------------------------
 
 
@@ -229,6 +240,11 @@ VersionNotSupportedError = _response_error("VersionNotSupportedError", 15)
 NoPermissionError = _response_error("NoPermissionError", 16, True, "NO_PERMISSION: ACL or topic permission refused it.")
 TopicNotExistError = _response_error("TopicNotExistError", 17, True, "TOPIC_NOT_EXIST.")
 TopicExistAlreadyError = _response_error("TopicExistAlreadyError", 18)
+PullRetryImmediatelyError = _response_error(
+    "PullRetryImmediatelyError", 20, True,
+    "PULL_RETRY_IMMEDIATELY for a reason that gives no way forward (a slave behind the consumer, an older slave "
+    "that does not serve reads): the pull is tried again at the same offset."
+)
 QueryNotFoundError = _response_error("QueryNotFoundError", 22)
 SubscriptionParseFailedError = _response_error("SubscriptionParseFailedError", 23)
 SubscriptionNotExistError = _response_error("SubscriptionNotExistError", 24)
@@ -251,6 +267,7 @@ _BY_CODE: dict[int, type[BrokerResponseError]] = {
         NoPermissionError,
         TopicNotExistError,
         TopicExistAlreadyError,
+        PullRetryImmediatelyError,
         QueryNotFoundError,
         SubscriptionParseFailedError,
         SubscriptionNotExistError,

@@ -87,11 +87,15 @@ class HAPair:
         if self.namesrv is not None:
             await self.namesrv.shutdown()
 
-    async def send(self, topic: str, body: bytes, addr: str | None = None, queue_id: int = 0) -> RemotingCommand:
+    async def send(self, topic: str, body: bytes, addr: str | None = None, queue_id: int = 0,
+                   tags: str | None = None) -> RemotingCommand:
         assert self.master is not None
-        properties = codec.properties_to_string({"WAIT": "true", "UNIQ_KEY": self._ids.next_id()})
+        properties = {"WAIT": "true", "UNIQ_KEY": self._ids.next_id()}
+        if tags is not None:
+            properties["TAGS"] = tags
         fields = {"a": "ha_pg", "b": topic, "c": "TBW102", "d": "4", "e": str(queue_id), "f": "0",
-                  "g": str(int(time.time() * 1000)), "h": "0", "i": properties, "k": "false", "m": "false"}
+                  "g": str(int(time.time() * 1000)), "h": "0", "i": codec.properties_to_string(properties),
+                  "k": "false", "m": "false"}
         request = create_request(RequestCode.SEND_MESSAGE_V2, fields, body)
         return await self.client.invoke(addr or self.master.broker_addr, request, 10_000)
 
@@ -118,3 +122,14 @@ def commit_log_bytes(broker: BrokerController, start: int, end: int) -> bytes:
         out += mapped.mm[position:position + take]
         offset += take
     return bytes(out)
+
+
+async def until(condition, timeout_s: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
+
+
+def codec_request(code: int, fields: dict) -> RemotingCommand:
+    return create_request(code, fields)

@@ -21,6 +21,7 @@ from rocketmq_py.common.headers.pull import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTIO
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.remoting.protocol import RemotingConnection
 from rocketmq_py.store import MessageStoreConfig
+from rocketmq_py.store.config import SLAVE
 
 from conftest_broker import heartbeat
 from conftest_send_fast import KeepingTransport, answers_by_opaque, send_frame, store_files
@@ -39,7 +40,8 @@ HOLD_MS = 40
 class PullRun:
     answers: dict[int, bytes]
     committed: dict[str, dict[int, int]]
-    files: dict[str, bytes]
+    #: CommitLog bytes the pulls stored (offset-moved events).
+    stored_by_pulls: int
     #: Pulls the fast handler answered, and pulls it declined (left to the processor).
     fast_answers: int
     declined: int
@@ -103,9 +105,13 @@ def mixed_pulls(rng: random.Random, count: int) -> list[bytes]:
     return frames
 
 
-async def run_pulls(root: Path, sends: list[bytes], pulls: list[bytes], *, fast: bool) -> PullRun:
+async def run_pulls(root: Path, sends: list[bytes], pulls: list[bytes], *, fast: bool,
+                    slave: bool = False) -> PullRun:
     """Start a broker on ``root``, store ``sends``, register the consumer, feed ``pulls`` and wait for the parked
-    ones' hold to end; what it answered to the pulls, the offsets it committed and its store files."""
+    ones' hold to end; what it answered to the pulls, the offsets it committed and its store files.
+
+    ``slave``: the broker turns slave (with the defaults) once the sends are stored: a slave takes no sends,
+    and what a pull reads is the same whoever wrote it."""
     config = BrokerConfig(broker_name="pull-diff", namesrv_addr="127.0.0.1:1", listen_port=10911,
                           bind_address="127.0.0.1", broker_ip1="127.0.0.1", fast_channel_enable=False,
                           fast_pull_enable=fast,
@@ -147,6 +153,9 @@ async def run_pulls(root: Path, sends: list[bytes], pulls: list[bytes], *, fast:
         for topic_config in TOPICS:
             for queue_id in range(topic_config.write_queue_nums):
                 assert broker.store.get_max_offset_in_queue(topic_config.topic_name, queue_id) == PER_QUEUE
+        if slave:
+            broker.store_config.broker_role = SLAVE
+        filled_end = broker.store.commit_log.max_offset
         transport.written.clear()
         for start in range(0, len(pulls), 5):
             connection.data_received(b"".join(pulls[start:start + 5]))
@@ -157,7 +166,7 @@ async def run_pulls(root: Path, sends: list[bytes], pulls: list[bytes], *, fast:
         await asyncio.sleep(HOLD_MS / 1000 * 5)
         assert not broker.hold_service.table
         committed = {key: dict(offsets) for key, offsets in broker.offsets.table.items()}
-        return PullRun(answers_by_opaque(bytes(transport.written)), committed, {}, counts["fast"],
-                       counts["declined"])
+        return PullRun(answers_by_opaque(bytes(transport.written)), committed,
+                       broker.store.commit_log.max_offset - filled_end, counts["fast"], counts["declined"])
     finally:
         broker.store.shutdown()

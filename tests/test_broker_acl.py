@@ -191,6 +191,21 @@ async def test_acl_admin_codes_rewrite_the_file(env):
     assert outside.code == ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED
 
 
+async def test_the_cluster_acl_config_lists_every_account_and_white_address(env):
+    """GET_BROKER_CLUSTER_ACL_CONFIG (54): the body Java 4.9.7 writes (compat-tests compare the bytes)."""
+    answer = await env.call(RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG, {}, None, ADMIN)
+    assert answer.code == ResponseCode.SUCCESS
+    assert answer.body == (
+        b'{"globalWhiteAddrs":[],"plainAccessConfigs":['
+        b'{"accessKey":"adminKey1","admin":true,"secretKey":"adminSecret1"},'
+        b'{"accessKey":"userKey01","admin":false,"defaultGroupPerm":"SUB","defaultTopicPerm":"PUB|SUB",'
+        b'"groupPerms":["DeniedGroup=DENY"],"secretKey":"userSecret1","topicPerms":["Denied=DENY"]}]}')
+    # A file written since the last reload is read as it is now, as Java reads the files afresh.
+    env.acl_file.write_text(PLAIN_ACL.replace("globalWhiteRemoteAddresses: []", "globalWhiteRemoteAddresses: [10.*]"))
+    again = await env.call(RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG, {}, None, ADMIN)
+    assert again.body.startswith(b'{"globalWhiteAddrs":["10.*"],')
+
+
 async def test_file_edit_applies_without_restart(env):
     before = await env.call(RequestCode.GET_BROKER_CONFIG, {})
     assert before.code == ResponseCode.SYSTEM_ERROR
@@ -220,6 +235,9 @@ async def test_broker_without_acl_answers_the_acl_admin_codes_with_their_failure
             response = await client.invoke(broker.broker_addr, create_request(
                 RequestCode.DELETE_ACL_CONFIG, {"accessKey": "someKey1"}), 5000)
             assert response.code == ResponseCode.DELETE_ACL_CONFIG_FAILED and "aclEnable=true" in response.remark
+            acl_config = await client.invoke(broker.broker_addr, create_request(
+                RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG, {}), 5000)
+            assert acl_config.code == ResponseCode.SYSTEM_ERROR and "aclEnable=true" in acl_config.remark
             plain = await client.invoke(broker.broker_addr, create_request(RequestCode.GET_BROKER_CONFIG, {}), 5000)
             assert plain.code == ResponseCode.SUCCESS
         finally:

@@ -486,6 +486,11 @@ async def test_runtime_info_and_config(env):
     assert (await env.send("TCfg")).ext_fields["TRACE_ON"] == "false"
     black = await env.call(RequestCode.UPDATE_BROKER_CONFIG, body=b"brokerConfigPath=/tmp/x\n")
     assert (black.code, black.remark) == (ResponseCode.NO_PERMISSION, "Can not update config in black list.")
+    # A key whose meaning changes what the store holds, which this broker does not implement, is refused (with
+    # nothing applied), rather than accepted and ignored.
+    dledger = await env.call(RequestCode.UPDATE_BROKER_CONFIG, body=b"fileReservedTime=11\nenableLmq=true\n")
+    assert dledger.code == ResponseCode.SYSTEM_ERROR and "enableLmq=true is not supported" in dledger.remark
+    assert env.broker.store_config.file_reserved_time == 10
 
 
 async def test_client_calls_are_passed_to_the_consumer(env):

@@ -1,5 +1,5 @@
-"""Repeated send failures are logged once per broker and interval with a count: the README's claim for a
-15 s outage (a simulated clock), and a real outage of our broker on loopback with a shorter interval."""
+"""Repeated send failures are logged once per broker and interval with a count: the claim of docs/python-api.md
+for a 15 s outage (a simulated clock), and a real outage of our broker on loopback with a shorter interval."""
 from __future__ import annotations
 
 import asyncio

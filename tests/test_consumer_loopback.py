@@ -5,6 +5,7 @@ shutdown, the lite pull consumer, and the broker's admin requests answered by th
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -19,212 +20,19 @@ from rocketmq_py.client.consumer import (
 from rocketmq_py.client.consumer import service
 from rocketmq_py.client.consumer.offset_store import read_offset_file
 from rocketmq_py.common import consumer_body
-from rocketmq_py.common.codes import RequestCode, ResponseCode
+from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.headers.consumer import ResetOffsetRequestHeader
 from rocketmq_py.common.heartbeat import HeartbeatData
 from rocketmq_py.common.message_queue import MessageQueue
-from rocketmq_py.common.route import BrokerData, QueueData, TopicRouteData
-from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RemotingServer, RequestContext, create_response
 from rocketmq_py.remoting.command import create_request
 
-BROKER = "broker-a"
-GROUP = "cg"
-RETRY = f"%RETRY%{GROUP}"
-HOLD_S = 0.2
-
-
-class FakeBroker:
-    """Stores messages per queue in the store layout and answers the consumer RPCs as a 4.9 broker does."""
-
-    def __init__(self, topics: dict[str, int]) -> None:
-        self.topics = dict(topics)
-        self.queues: dict[tuple[str, int], list[bytes]] = {}
-        self.offsets: dict[tuple[str, str, int], int] = {}
-        self.clients: dict[str, dict[str, RequestContext]] = {}
-        self.requests: list[RemotingCommand] = []
-        self.locks: dict[MessageQueue, str] = {}
-        self.send_backs: list[dict[str, str]] = []
-        self.sends: list[RemotingCommand] = []
-        self.refuse_send_back = False
-        self.physical = 0
-        table = ProcessorTable()
-        handlers = {
-            RequestCode.HEART_BEAT: self.on_heartbeat, RequestCode.UNREGISTER_CLIENT: self.on_unregister,
-            RequestCode.GET_CONSUMER_LIST_BY_GROUP: self.on_consumer_list, RequestCode.PULL_MESSAGE: self.on_pull,
-            RequestCode.QUERY_CONSUMER_OFFSET: self.on_query_offset, RequestCode.UPDATE_CONSUMER_OFFSET: self.on_update,
-            RequestCode.GET_MAX_OFFSET: self.on_max, RequestCode.GET_MIN_OFFSET: self.on_min,
-            RequestCode.SEARCH_OFFSET_BY_TIMESTAMP: self.on_search,
-            RequestCode.CONSUMER_SEND_MSG_BACK: self.on_send_back, RequestCode.LOCK_BATCH_MQ: self.on_lock,
-            RequestCode.UNLOCK_BATCH_MQ: self.on_unlock, RequestCode.SEND_MESSAGE_V2: self.on_send,
-        }
-        for code, handler in handlers.items():
-            table.register(code, handler)
-        self.server = RemotingServer(processors=table)
-        self.namesrv = RemotingServer(processors=ProcessorTable())
-        self.namesrv.processors.register(RequestCode.GET_ROUTEINFO_BY_TOPIC, self.on_route)
-
-    async def __aenter__(self) -> "FakeBroker":
-        await self.server.start()
-        await self.namesrv.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.server.shutdown()
-        await self.namesrv.shutdown()
-
-    def of_code(self, code: int) -> list[RemotingCommand]:
-        return [r for r in self.requests if r.code == code]
-
-    def put(self, topic: str, queue_id: int, body: bytes, tags: str | None = None, reconsume_times: int = 0,
-            properties: dict[str, str] | None = None) -> None:
-        records = self.queues.setdefault((topic, queue_id), [])
-        props = dict(properties or {})
-        props.setdefault("UNIQ_KEY", f"ID{topic}{queue_id}{len(records)}")
-        if tags:
-            props["TAGS"] = tags
-        self.physical += 1000
-        records.append(codec.encode_store_record(
-            topic=topic, body=body, properties=props, queue_id=queue_id, queue_offset=len(records),
-            physical_offset=self.physical, born_timestamp=int(time.time() * 1000), store_host=self.server.address,
-            store_timestamp=int(time.time() * 1000), reconsume_times=reconsume_times))
-
-    # --- handlers ---------------------------------------------------------------------------------
-
-    async def on_route(self, ctx, request):
-        topic = request.ext_fields["topic"]
-        if topic not in self.topics:
-            return create_response(request, ResponseCode.TOPIC_NOT_EXIST, "no route")
-        route = TopicRouteData([QueueData(BROKER, self.topics[topic], self.topics[topic], 6)],
-                               [BrokerData("FakeCluster", BROKER, {0: self.server.address})])
-        return create_response(request, 0, body=route.encode())
-
-    async def on_heartbeat(self, ctx, request):
-        self.requests.append(request)
-        heartbeat = HeartbeatData.decode(request.body)
-        for consumer in heartbeat.consumer_data:
-            self.clients.setdefault(consumer["groupName"], {})[heartbeat.client_id] = ctx
-            self.topics.setdefault(f"%RETRY%{consumer['groupName']}", 1)
-        return create_response(request, 0)
-
-    async def on_unregister(self, ctx, request):
-        self.requests.append(request)
-        group = request.ext_fields.get("consumerGroup")
-        if group:
-            self.clients.get(group, {}).pop(request.ext_fields["clientID"], None)
-        return create_response(request, 0)
-
-    async def on_consumer_list(self, ctx, request):
-        ids = sorted(self.clients.get(request.ext_fields["consumerGroup"], {}))
-        return create_response(request, 0, body=codec.json_dumps({"consumerIdList": ids}).encode())
-
-    async def on_pull(self, ctx, request):
-        self.requests.append(request)
-        fields = request.ext_fields
-        key = (fields["topic"], int(fields["queueId"]))
-        offset, wanted = int(fields["queueOffset"]), int(fields["maxMsgNums"])
-        if int(fields["sysFlag"]) & 0x1:
-            self.offsets[(fields["consumerGroup"], key[0], key[1])] = int(fields["commitOffset"])
-        deadline = time.monotonic() + HOLD_S
-        while offset >= len(self.queues.get(key, [])) and int(fields["sysFlag"]) & 0x2 \
-                and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
-        records = self.queues.get(key, [])
-        ext = {"suggestWhichBrokerId": "0", "minOffset": "0", "maxOffset": str(len(records))}
-        if offset >= len(records):
-            ext["nextBeginOffset"] = str(len(records))
-            return create_response(request, ResponseCode.PULL_NOT_FOUND, "OFFSET_OVERFLOW_ONE", ext)
-        chunk = records[offset:offset + wanted]
-        ext["nextBeginOffset"] = str(offset + len(chunk))
-        return create_response(request, 0, "FOUND", ext, b"".join(chunk))
-
-    async def on_query_offset(self, ctx, request):
-        fields = request.ext_fields
-        offset = self.offsets.get((fields["consumerGroup"], fields["topic"], int(fields["queueId"])))
-        if offset is None:
-            return create_response(request, ResponseCode.QUERY_NOT_FOUND, "Not found, V3_0_6_SNAPSHOT maybe")
-        return create_response(request, 0, ext_fields={"offset": str(offset)})
-
-    async def on_update(self, ctx, request):
-        self.requests.append(request)
-        fields = request.ext_fields
-        self.offsets[(fields["consumerGroup"], fields["topic"], int(fields["queueId"]))] = int(fields["commitOffset"])
-        return create_response(request, 0)
-
-    async def on_max(self, ctx, request):
-        key = (request.ext_fields["topic"], int(request.ext_fields["queueId"]))
-        return create_response(request, 0, ext_fields={"offset": str(len(self.queues.get(key, [])))})
-
-    async def on_search(self, ctx, request):
-        self.requests.append(request)
-        return create_response(request, 0, ext_fields={"offset": "2"})
-
-    async def on_min(self, ctx, request):
-        return create_response(request, 0, ext_fields={"offset": "0"})
-
-    async def on_send_back(self, ctx, request):
-        self.requests.append(request)
-        fields = request.ext_fields
-        if self.refuse_send_back:
-            return create_response(request, ResponseCode.SYSTEM_ERROR, "refused")
-        self.send_backs.append(dict(fields))
-        original = next(m for records in self.queues.values() for m in codec.decode_store_records(b"".join(records))
-                        if m.commit_log_offset == int(fields["offset"]))
-        self.put(f"%RETRY%{fields['group']}", 0, original.body, reconsume_times=original.reconsume_times + 1,
-                 properties={**original.properties, "RETRY_TOPIC": original.properties.get("RETRY_TOPIC",
-                                                                                           original.topic)})
-        return create_response(request, 0)
-
-    async def on_send(self, ctx, request):
-        self.sends.append(request)
-        fields = request.ext_fields
-        return create_response(request, 0, ext_fields={
-            "msgId": codec.create_offset_msg_id("127.0.0.1", self.server.port, 1), "queueId": fields["e"],
-            "queueOffset": "0", "MSG_REGION": "DefaultRegion", "TRACE_ON": "true"})
-
-    async def on_lock(self, ctx, request):
-        self.requests.append(request)
-        body = codec.json_loads(request.body)
-        locked = []
-        for item in body["mqSet"]:
-            queue = MessageQueue.from_json(item)
-            if self.locks.setdefault(queue, body["clientId"]) == body["clientId"]:
-                locked.append(item)
-        return create_response(request, 0, body=codec.json_dumps({"lockOKMQSet": locked}).encode())
-
-    async def on_unlock(self, ctx, request):
-        self.requests.append(request)
-        body = codec.json_loads(request.body)
-        for item in body["mqSet"]:
-            queue = MessageQueue.from_json(item)
-            if self.locks.get(queue) == body["clientId"]:
-                del self.locks[queue]
-        return create_response(request, 0)
+from conftest_consumer_broker import BROKER, GROUP, HOLD_S, RETRY, FakeBroker, committed, push, until
 
 
 @pytest.fixture
 async def broker():
     async with FakeBroker({"T": 2}) as fake:
         yield fake
-
-
-def push(broker: FakeBroker, listener, **options) -> AsyncPushConsumer:
-    options.setdefault("consume_from_where", "CONSUME_FROM_FIRST_OFFSET")
-    consumer = AsyncPushConsumer(GROUP, namesrv_addr=broker.namesrv.address, **options)
-    consumer.subscribe("T", options.pop("selector", "*") if "selector" in options else "*")
-    consumer.register_message_listener(listener)
-    return consumer
-
-
-async def until(condition, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        await asyncio.sleep(0.01)
-
-
-def committed(broker: FakeBroker, topic: str = "T") -> dict[int, int]:
-    return {q: o for (g, t, q), o in broker.offsets.items() if g == GROUP and t == topic}
 
 
 async def test_push_consumes_everything_and_commits_at_shutdown(broker):
@@ -342,6 +150,49 @@ async def test_orderly_locks_consumes_serially_and_unlocks(broker):
     assert broker.of_code(RequestCode.LOCK_BATCH_MQ)
     assert not broker.locks, "released at shutdown"
     assert committed(broker)[0] == 6
+
+
+@pytest.mark.parametrize("orderly", [False, True], ids=["concurrently", "orderly"])
+async def test_consume_threads_finish_their_messages_without_waking_the_event_loop(broker, monkeypatch, orderly):
+    """As Java's consume threads do, a consume thread handles its listener's result itself (offsets, statistics,
+    the next batch of an orderly queue). Handing results back to the event loop, which also runs every pull, kept
+    the loop waiting for the GIL behind the consume threads and set the consumer's speed (issue 33)."""
+    count = 200
+    for i in range(count):
+        broker.put("T", i % 2, f"m{i}".encode())
+    loop = asyncio.get_running_loop()
+    calls_from_consume_threads = []
+    call_soon_threadsafe = loop.call_soon_threadsafe
+
+    def recording(callback, *args, **kwargs):
+        if threading.current_thread().name.startswith("ConsumeMessageThread_"):
+            calls_from_consume_threads.append(callback)
+        return call_soon_threadsafe(callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", recording)
+    seen: list[tuple[int, int]] = []
+    lock = threading.Lock()
+    all_seen = threading.Event()
+    status = ConsumeOrderlyStatus.SUCCESS if orderly else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+
+    def listener(messages, context):
+        with lock:
+            seen.extend((m.queue_id, m.queue_offset) for m in messages)
+            if len(seen) == count:
+                all_seen.set()
+        return status
+
+    consumer = AsyncPushConsumer(GROUP, namesrv_addr=broker.namesrv.address,
+                                 consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    consumer.subscribe("T", "*")
+    consumer.register_message_listener(listener, orderly=orderly)
+    async with consumer:
+        assert await asyncio.to_thread(all_seen.wait, 60), f"consumed {len(seen)} of {count}"
+    assert calls_from_consume_threads == []
+    assert sorted(seen) == [(q, o) for q in (0, 1) for o in range(count // 2)]
+    if orderly:
+        assert [o for q, o in seen if q == 0] == list(range(count // 2)), "a queue in order"
+    assert committed(broker) == {0: count // 2, 1: count // 2}
 
 
 async def test_rebalance_moves_queues_and_commits_before_dropping(broker):

@@ -252,22 +252,26 @@ def test_process_queue_keeps_order_with_out_of_order_puts():
     assert [m.queue_offset for m in pq.take_messages(10)] == [1, 5, 7, 8, 9]
 
 
-def test_push_flow_control_thresholds():
+def test_push_flow_control_thresholds_pause_and_are_counted_by_reason():
     from rocketmq_py.client.consumer.push import FLOW_CONTROL_DELAY_S, AsyncPushConsumer
+    from rocketmq_py.client.consumer.stats import FlowControlTimes
 
     consumer = AsyncPushConsumer("g", namesrv_addr="127.0.0.1:1", pull_threshold_for_queue=3,
                                  pull_threshold_size_for_queue=1, consume_concurrently_max_span=5)
+    queue = MessageQueue("T", "b", 0)
     pq = ProcessQueue()
     pq.put_messages([message(i) for i in range(3)])
-    assert consumer._flow_control_delay(pq) == 0.0
+    assert consumer._flow_control_delay(queue, pq) == 0.0
     pq.put_messages([message(3)])
-    assert consumer._flow_control_delay(pq) == FLOW_CONTROL_DELAY_S, "more than pull_threshold_for_queue"
+    assert consumer._flow_control_delay(queue, pq) == FLOW_CONTROL_DELAY_S, "more than pull_threshold_for_queue"
     pq = ProcessQueue()
     pq.put_messages([message(0, 600 * 1024), message(1, 600 * 1024)])
-    assert consumer._flow_control_delay(pq) == FLOW_CONTROL_DELAY_S, "more than pull_threshold_size_for_queue MiB"
+    assert consumer._flow_control_delay(queue, pq) == FLOW_CONTROL_DELAY_S, "more than pull_threshold_size_for_queue"
     pq = ProcessQueue()
     pq.put_messages([message(0), message(6)])
-    assert consumer._flow_control_delay(pq) == FLOW_CONTROL_DELAY_S, "offset span over the maximum"
+    assert consumer._flow_control_delay(queue, pq) == FLOW_CONTROL_DELAY_S, "offset span over the maximum"
+    assert consumer.flow_control == FlowControlTimes(cached_count=1, cached_size=1, offset_span=1)
+    assert consumer.flow_control.total == 3
 
 
 # --- offset stores ------------------------------------------------------------------------------------

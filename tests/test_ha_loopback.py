@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest_ha import COMMIT_LOG_FILE_SIZE, HAPair, commit_log_bytes
+from conftest_ha import COMMIT_LOG_FILE_SIZE, HAPair, codec_request, commit_log_bytes, until
 
 from rocketmq_py import codec
 from rocketmq_py.common.codes import RequestCode, ResponseCode
@@ -125,19 +125,6 @@ async def test_a_frame_at_the_wrong_offset_closes_the_connection(tmp_path):
         server.close()
 
 
-async def until(condition, timeout_s: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
-
-
-def codec_request(code: int, fields: dict):
-    from rocketmq_py.remoting import create_request
-
-    return create_request(code, fields)
-
-
 async def test_the_slave_copies_offsets_and_groups_and_both_report_ha_runtime_info(tmp_path):
     from rocketmq_py.broker.slave_sync import SYNC_INITIAL_DELAY_S
 
@@ -153,6 +140,41 @@ async def test_the_slave_copies_offsets_and_groups_and_both_report_ha_runtime_in
         master_info = pair.master.admin_processor.runtime_info()
         assert master_info["slaveFallBehindMuch"] == "0"
         assert slave.admin_processor.runtime_info()["masterAddr"] == pair.master.broker_addr
+
+
+async def test_offsets_committed_to_the_slave_while_no_master_is_registered_give_way_to_the_masters(tmp_path):
+    """Java's SlaveSynchronize: the master's address comes from each registration (none while the master is
+    away: nothing is synchronised), and the master's entry of a topic@group replaces the slave's whole entry,
+    even one committed later; an entry only the slave has stays."""
+    async with HAPair(tmp_path) as pair:
+        await pair.send("HaOffsets", b"m")
+        pair.master.offsets.commit_offset("test", "Both", "HaOffsets", 0, 1)
+        pair.master.offsets.persist()
+        slave = await pair.start_slave()
+        await slave.register_broker_all()
+        assert slave.replication.master_addr == pair.master.broker_addr
+        await slave.replication.slave_sync.sync_all(slave.replication.master_addr)
+        assert slave.offsets.query_offset("Both", "HaOffsets", 0) == 1
+
+        await pair.master.shutdown()  # a clean stop unregisters it
+        pair.master = None
+        await slave.register_broker_all()
+        assert slave.replication.master_addr is None
+        # A consumer goes on with the slave and commits there.
+        slave.offsets.commit_offset("consumer", "Both", "HaOffsets", 0, 5)
+        slave.offsets.commit_offset("consumer", "Both", "HaOffsets", 1, 3)
+        slave.offsets.commit_offset("consumer", "SlaveOnly", "HaOffsets", 0, 2)
+        await slave.replication.slave_sync.sync_all(slave.replication.master_addr)
+        assert slave.offsets.query_offset("Both", "HaOffsets", 0) == 5
+
+        pair.master = pair.make_broker("master", "ASYNC_MASTER", 0)  # back, on its store
+        await pair.master.start()
+        await slave.register_broker_all()
+        assert slave.replication.master_addr == pair.master.broker_addr
+        await slave.replication.slave_sync.sync_all(slave.replication.master_addr)
+        assert slave.offsets.query_offset("Both", "HaOffsets", 0) == 1
+        assert slave.offsets.query_offset("Both", "HaOffsets", 1) == -1
+        assert slave.offsets.query_offset("SlaveOnly", "HaOffsets", 0) == 2
 
 
 async def test_the_master_points_a_consumer_that_fell_behind_to_the_slave(tmp_path, monkeypatch):

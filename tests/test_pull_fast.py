@@ -42,6 +42,20 @@ async def test_pulls_answered_at_once_answer_commit_and_store_as_the_processor(t
     assert fast_files == slow_files
 
 
+async def test_a_slaves_pulls_answered_at_once_answer_as_the_processor(tmp_path):
+    rng = random.Random(3)
+    sends = filling_sends(rng)
+    pulls = mixed_pulls(rng, 300)
+    fast = await run_pulls(tmp_path / "fast", sends, pulls, fast=True, slave=True)
+    slow = await run_pulls(tmp_path / "slow", sends, pulls, fast=False, slave=True)
+    assert fast.fast_answers > 200 and fast.declined > 5
+    assert len(slow.answers) == len(pulls)
+    assert fast.answers == slow.answers
+    # A slave commits nothing and stores nothing (no offset-moved event).
+    assert fast.committed == slow.committed == {}
+    assert fast.stored_by_pulls == slow.stored_by_pulls == 0
+
+
 async def test_a_pull_that_would_park_is_declined_before_anything_changes(tmp_path):
     broker = BrokerController(BrokerConfig(broker_name="b", namesrv_addr="127.0.0.1:1", broker_ip1="127.0.0.1"),
                               MessageStoreConfig(store_path_root_dir=str(tmp_path)))

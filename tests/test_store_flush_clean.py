@@ -158,20 +158,6 @@ async def test_full_disk_refuses_puts_until_space_returns(tmp_path):
         store.shutdown()
 
 
-async def test_disk_over_the_used_ratio_deletes_old_files_at_once(tmp_path):
-    usage = {"ratio": 0.2}
-    store = open_store(tmp_path, disk_usage=lambda path: usage["ratio"], disk_max_used_space_ratio=75,
-                       delete_commit_log_files_interval=0)
-    try:
-        await put(store, 200)
-        count = len(store.commit_log.queue.files)
-        usage["ratio"] = 0.88  # over the ratio and over the clean-forcibly level: files go regardless of age
-        store.clean_service.run_once()
-        assert len(store.commit_log.queue.files) < count
-    finally:
-        store.shutdown()
-
-
 @pytest.mark.parametrize("when,hour,expected", [
     ("04", 4, True), ("04", 5, False), ("04;16", 16, True), ("x;3", 3, True),
 ])

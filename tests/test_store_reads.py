@@ -42,7 +42,7 @@ def bodies(result) -> list[bytes]:
 
 
 async def test_pull_statuses_and_next_offsets(store):
-    assert store.get_messages("g", "T", 0, 0, 32).status == GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+    assert store.get_messages("g", "T", 0, 0, 32).status == GetMessageStatus.NO_MESSAGE_IN_QUEUE
     await put(store, 3)
     found = store.get_messages("g", "T", 0, 1, 32)
     assert (found.status, found.next_begin_offset, found.min_offset, found.max_offset) == (

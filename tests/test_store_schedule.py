@@ -39,7 +39,7 @@ async def test_delayed_message_is_delivered_on_its_real_topic(tmp_path):
         due = await store.put_message(StoreMessage("T", b"soon", queue_id=1, properties={"DELAY": "1", "TAGS": "x"}))
         later = await store.put_message(StoreMessage("T", b"much later", queue_id=1, properties={"DELAY": "3"}))
         assert due.is_ok and later.is_ok
-        assert store.get_messages("g", "T", 1, 0, 8).status == GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+        assert store.get_messages("g", "T", 1, 0, 8).status == GetMessageStatus.NO_MESSAGE_IN_QUEUE
         assert await wait_for(lambda: store.get_max_offset_in_queue("T", 1) == 1)
         assert time.time() - sent_at >= 1.0
         [message] = codec.decode_store_records(store.get_messages("g", "T", 1, 0, 8).body)

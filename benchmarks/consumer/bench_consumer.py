@@ -2,17 +2,23 @@
 
 Starts the official name server and broker with the compat harness, preloads N messages of 1 KiB into a
 topic of 8 queues with the Java peer ``produce-bulk``, then lets each consumer read all N from the first
-offset in its own group, one after the other:
+offset in its own group, one after the other, all with their default settings:
 
-* ``python_push``: the blocking ``PushConsumer`` (default settings: 20 consume threads, batches of 1),
-  a listener that counts;
+* ``java_push``: the Java peer ``consume-bench`` (DefaultMQPushConsumer, MessageListenerConcurrently);
+* ``python_push``: the blocking ``PushConsumer`` (20 consume threads, batches of 1), a listener that counts;
+* ``java_push_orderly`` and ``python_push_orderly``: the same with an orderly listener
+  (MessageListenerOrderly: each queue consumed in order, one message at a time, under its broker lock);
 * ``python_push_asyncio``: ``AsyncPushConsumer`` with an ``async def`` listener that counts;
-* ``python_lite_pull``: the blocking ``LitePullConsumer`` in assign mode, ``poll()`` in a loop;
-* ``java_push``: the Java peer ``consume-bench`` (DefaultMQPushConsumer, default settings).
+* ``python_lite_pull``: the blocking ``LitePullConsumer`` in assign mode, ``poll()`` in a loop.
 
 An untimed read of all N comes first, so that no consumer meets a broker whose pull path is still cold.
-For each: ``msgsPerSec`` from ``start()`` to the N-th message (``seconds``), and ``steadyMsgsPerSec`` from
-the first message to the N-th. Ratios are Python/Java (above 1: Python is faster). Prints one JSON object.
+For each: ``msgsPerSec`` from ``start()`` to the N-th message (``seconds``), ``steadyMsgsPerSec`` from the
+first message to the N-th, ``minOneSecondMsgsPerSec`` the fewest messages of any one-second window between
+them (counted per 100 ms; null for a run shorter than a second), and for the push consumers
+``flowControlPauses``: how often a pull waited because the listener had not caught up (Java's own counters
+for Java). A steady run has its lowest second near its average and no pauses. Ratios are Python/Java (above
+1: Python is faster), the orderly consumers against Java's orderly one. Prints one JSON object, with
+``/proc/loadavg`` before and after.
 
 Usage: ``python benchmarks/consumer/bench_consumer.py [--count N] [--body-size B]``
 """
@@ -29,6 +35,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "compat-tests"))
@@ -39,75 +46,112 @@ from rocketmq_py import codec  # noqa: E402
 from rocketmq_py.client.consumer import (  # noqa: E402
     AsyncPushConsumer,
     ConsumeConcurrentlyStatus,
+    ConsumeOrderlyStatus,
     LitePullConsumer,
     PushConsumer,
 )
 from rocketmq_py.remoting.loop import new_event_loop, uvloop_enabled  # noqa: E402
 
 QUEUES = 8
-SUCCESS = ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+TENTH_S = 0.1
+TIMEOUT_S = 600
 
 
 def _group(kind: str) -> str:
     return f"bench_{kind}_{uuid.uuid4().hex[:6]}"
 
 
-def _result(count: int, began: float, first: float, last: float, consumed_bytes: int) -> dict:
-    return {
-        "messages": count, "bytes": consumed_bytes,
-        "seconds": round(last - began, 3), "msgsPerSec": round(count / (last - began), 1),
-        "steadySeconds": round(last - first, 3), "steadyMsgsPerSec": round(count / max(last - first, 1e-9), 1),
-        "startSeconds": round(first - began, 3),
-    }
+def _loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return "unknown"
 
 
-def python_push(namesrv: str, topic: str, count: int) -> dict:
-    seen = 0
-    consumed = 0
-    first = last = 0.0
-    lock = threading.Lock()
-    done = threading.Event()
+def min_one_second_rate(tenths: list[int]) -> int | None:
+    """The fewest messages in any ten consecutive complete tenths of a second (the last tenth is partial)."""
+    complete = tenths[:-1]
+    if len(complete) < 10:
+        return None
+    window = sum(complete[:10])
+    lowest = window
+    for i in range(10, len(complete)):
+        window += complete[i] - complete[i - 10]
+        lowest = min(lowest, window)
+    return lowest
+
+
+class Tally:
+    """Counts consumed messages per tenth of a second from the first one, from any thread."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.seen = 0
+        self.bytes = 0
+        self.first = self.last = 0.0
+        self.tenths: list[int] = []
+        self.done = threading.Event()
+        self._lock = threading.Lock()
+
+    def add(self, messages: list[Any]) -> None:
+        now = time.perf_counter()
+        with self._lock:
+            if self.seen == 0:
+                self.first = now
+            self.seen += len(messages)
+            self.bytes += sum(len(m.body) for m in messages)
+            tenth = int((now - self.first) / TENTH_S)
+            while len(self.tenths) <= tenth:
+                self.tenths.append(0)
+            self.tenths[tenth] += len(messages)
+            if self.seen >= self.count and not self.done.is_set():
+                self.last = now
+                self.done.set()
+
+    def result(self, began: float, pauses: dict[str, int] | None = None) -> dict[str, Any]:
+        seconds = self.last - began
+        steady = max(self.last - self.first, 1e-9)
+        out: dict[str, Any] = {
+            "messages": self.count, "bytes": self.bytes,
+            "seconds": round(seconds, 3), "msgsPerSec": round(self.count / seconds, 1),
+            "steadySeconds": round(steady, 3), "steadyMsgsPerSec": round(self.count / steady, 1),
+            "startSeconds": round(self.first - began, 3),
+            "minOneSecondMsgsPerSec": min_one_second_rate(self.tenths),
+        }
+        if pauses is not None:
+            out["flowControlPauses"] = pauses
+        return out
+
+
+def python_push(namesrv: str, topic: str, count: int, orderly: bool = False) -> dict:
+    tally = Tally(count)
+    status: Any = ConsumeOrderlyStatus.SUCCESS if orderly else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
     def listener(messages, context):
-        nonlocal seen, consumed, first, last
-        with lock:
-            if seen == 0:
-                first = time.perf_counter()
-            seen += len(messages)
-            consumed += sum(len(m.body) for m in messages)
-            if seen >= count and not done.is_set():
-                last = time.perf_counter()
-                done.set()
-        return SUCCESS
+        tally.add(messages)
+        return status
 
-    consumer = PushConsumer(_group("py_push"), namesrv_addr=namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    consumer = PushConsumer(_group("py_orderly" if orderly else "py_push"), namesrv_addr=namesrv,
+                            consume_from_where="CONSUME_FROM_FIRST_OFFSET")
     consumer.subscribe(topic, "*")
-    consumer.register_message_listener(listener)
+    consumer.register_message_listener(listener, orderly=orderly)
     began = time.perf_counter()
     consumer.start()
-    if not done.wait(600):
-        raise RuntimeError(f"the Python push consumer got {seen} of {count}")
+    if not tally.done.wait(TIMEOUT_S):
+        raise RuntimeError(f"the Python push consumer got {tally.seen} of {count}")
+    flow = consumer.flow_control
     consumer.shutdown()
-    return _result(count, began, first, last, consumed)
+    return tally.result(began, {"total": flow.total, "cachedCount": flow.cached_count,
+                                "cachedSize": flow.cached_size, "offsetSpan": flow.offset_span})
 
 
 def python_push_asyncio(namesrv: str, topic: str, count: int) -> dict:
     async def run() -> dict:
-        seen = 0
-        consumed = 0
-        first = last = 0.0
-        done = asyncio.Event()
+        tally = Tally(count)
 
         async def listener(messages, context):
-            nonlocal seen, consumed, first, last
-            if seen == 0:
-                first = time.perf_counter()
-            seen += len(messages)
-            consumed += sum(len(m.body) for m in messages)
-            if seen >= count and not done.is_set():
-                last = time.perf_counter()
-                done.set()
-            return SUCCESS
+            tally.add(messages)
+            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
         consumer = AsyncPushConsumer(_group("py_async"), namesrv_addr=namesrv,
                                      consume_from_where="CONSUME_FROM_FIRST_OFFSET")
@@ -115,9 +159,14 @@ def python_push_asyncio(namesrv: str, topic: str, count: int) -> dict:
         consumer.register_message_listener(listener)
         began = time.perf_counter()
         await consumer.start()
-        await asyncio.wait_for(done.wait(), 600)
+        while not tally.done.is_set():
+            if time.perf_counter() - began > TIMEOUT_S:
+                raise RuntimeError(f"the asyncio push consumer got {tally.seen} of {count}")
+            await asyncio.sleep(0.01)
+        flow = consumer.flow_control
         await consumer.shutdown()
-        return _result(count, began, first, last, consumed)
+        return tally.result(began, {"total": flow.total, "cachedCount": flow.cached_count,
+                                    "cachedSize": flow.cached_size, "offsetSpan": flow.offset_span})
 
     loop = new_event_loop()
     try:
@@ -128,29 +177,25 @@ def python_push_asyncio(namesrv: str, topic: str, count: int) -> dict:
 
 def python_lite_pull(namesrv: str, topic: str, count: int) -> dict:
     consumer = LitePullConsumer(_group("py_lite"), namesrv_addr=namesrv, consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+    tally = Tally(count)
     began = time.perf_counter()
     consumer.start()
     consumer.assign(consumer.fetch_message_queues(topic))
-    seen = 0
-    consumed = 0
-    first = 0.0
-    deadline = time.monotonic() + 600
-    while seen < count and time.monotonic() < deadline:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not tally.done.is_set() and time.monotonic() < deadline:
         messages = consumer.poll(1000)
-        if messages and seen == 0:
-            first = time.perf_counter()
-        seen += len(messages)
-        consumed += sum(len(m.body) for m in messages)
-    last = time.perf_counter()
+        if messages:
+            tally.add(messages)
     consumer.shutdown()
-    if seen < count:
-        raise RuntimeError(f"the Python lite pull consumer got {seen} of {count}")
-    return _result(count, began, first, last, consumed)
+    if not tally.done.is_set():
+        raise RuntimeError(f"the Python lite pull consumer got {tally.seen} of {count}")
+    return tally.result(began)
 
 
-def java_push(namesrv: str, topic: str, count: int) -> dict:
+def java_push(namesrv: str, topic: str, count: int, orderly: bool = False) -> dict:
     line = run_peer("consume-bench", namesrv=namesrv, topic=topic, group=_group("java_push"), count=count,
-                    timeout_ms=600_000, timeout=700, jvm_opts=["-Xms256m", "-Xmx1g"])[-1]
+                    orderly=orderly, timeout_ms=TIMEOUT_S * 1000, timeout=TIMEOUT_S + 100,
+                    jvm_opts=["-Xms256m", "-Xmx1g"])[-1]
     if not line.get("complete"):
         raise RuntimeError(f"the Java consumer got {line.get('count')} of {count}")
     return {
@@ -159,7 +204,24 @@ def java_push(namesrv: str, topic: str, count: int) -> dict:
         "steadySeconds": round(line["firstToLastSeconds"], 3),
         "steadyMsgsPerSec": round(count / line["firstToLastSeconds"], 1),
         "startSeconds": round(line["startSeconds"], 3),
+        "minOneSecondMsgsPerSec": min_one_second_rate(line["tenths"]),
+        "flowControlPauses": {"total": line["flowControlTimes"] + line["maxSpanFlowControlTimes"],
+                              "cachedCountOrSize": line["flowControlTimes"],
+                              "offsetSpan": line["maxSpanFlowControlTimes"]},
     }
+
+
+RUNS = (
+    ("java_push", java_push),
+    ("python_push", python_push),
+    ("java_push_orderly", lambda namesrv, topic, count: java_push(namesrv, topic, count, orderly=True)),
+    ("python_push_orderly", lambda namesrv, topic, count: python_push(namesrv, topic, count, orderly=True)),
+    ("python_push_asyncio", python_push_asyncio),
+    ("python_lite_pull", python_lite_pull),
+)
+#: Each Python consumer against the Java consumer of its kind.
+JAVA_PEER = {"python_push": "java_push", "python_push_orderly": "java_push_orderly",
+             "python_push_asyncio": "java_push", "python_lite_pull": "java_push"}
 
 
 def main() -> None:
@@ -171,8 +233,8 @@ def main() -> None:
     topic = f"ConsumerBench_{uuid.uuid4().hex[:6]}"
     report: dict = {
         "benchmark": "consumer", "messages": args.count, "bodySize": args.body_size, "queues": QUEUES,
-        "python": platform.python_version(), "codec": codec.IMPLEMENTATION, "uvloop": uvloop_enabled(),
-        "cpus": os.cpu_count(),
+        "python": platform.python_version(), "interpreter": sys.executable, "codec": codec.IMPLEMENTATION,
+        "uvloop": uvloop_enabled(), "cpus": os.cpu_count(), "loadavgBefore": _loadavg(),
     }
     with JavaNameServer(workdir=workdir / "namesrv") as namesrv, \
             JavaBroker(namesrv, workdir=workdir / "broker", broker_name="bench-broker") as broker:
@@ -184,18 +246,17 @@ def main() -> None:
         # One untimed read first, so no consumer meets a broker whose pull path is still cold (JIT, page cache).
         python_lite_pull(namesrv.addr, topic, args.count)
         results = {}
-        for name, run in (("java_push", java_push), ("python_push", python_push),
-                          ("python_push_asyncio", python_push_asyncio), ("python_lite_pull", python_lite_pull)):
+        for name, run in RUNS:
             results[name] = run(namesrv.addr, topic, args.count)
             print(f"{name}: {results[name]}", file=sys.stderr)
+    report["loadavgAfter"] = _loadavg()
     report["results"] = results
-    java = results["java_push"]
     report["ratios"] = {
-        f"{name}/java_push": {
-            "msgsPerSec": round(result["msgsPerSec"] / java["msgsPerSec"], 3),
-            "steadyMsgsPerSec": round(result["steadyMsgsPerSec"] / java["steadyMsgsPerSec"], 3),
+        f"{name}/{java}": {
+            "msgsPerSec": round(results[name]["msgsPerSec"] / results[java]["msgsPerSec"], 3),
+            "steadyMsgsPerSec": round(results[name]["steadyMsgsPerSec"] / results[java]["steadyMsgsPerSec"], 3),
         }
-        for name, result in results.items() if name != "java_push"
+        for name, java in JAVA_PEER.items()
     }
     print(json.dumps(report, indent=2))
 

@@ -1,5 +1,6 @@
-"""Master-slave pairs for the HA tests (issue 12): our broker as a process, the keys that make a broker a
-slave, and the readings the tests compare (CommitLog ends, CommitLog bytes).
+"""Master-slave pairs for the HA tests (issues 12 and 28): our broker as a process, the keys that make a broker a
+slave, the readings the tests compare (CommitLog ends, CommitLog bytes, queue and consumer offsets, raw pulls),
+and the official push consumer as a process that can be paused.
 
     master = JavaBroker(ns, broker_name="ha-a", ...)  or  PyBroker(ns.addr, workdir, broker_name="ha-a")
     slave  = PyBroker(ns.addr, workdir, broker_name="ha-a", **SLAVE)   (JavaBroker(..., extra_config=SLAVE))
@@ -7,15 +8,19 @@ slave, and the readings the tests compare (CommitLog ends, CommitLog bytes).
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 from . import wire
+from .peers import start_peer
 from .processes import broker_config, die_with_parent, free_broker_port, write_properties
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -245,3 +250,85 @@ def pause(pid: int, timeout_s: float = 30.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"process {pid} did not stop: thread states {sorted(set(states))}")
         time.sleep(0.05)
+
+
+GET_MAX_OFFSET = 30
+QUERY_CONSUMER_OFFSET = 14
+GET_CONSUMER_LIST_BY_GROUP = 38
+PULL_MESSAGE = 11
+#: PullSysFlag: the pull carries its subscription.
+PULL_FLAG_SUBSCRIPTION = 0x4
+
+
+def max_offset(addr: str, topic: str, queue_id: int) -> int:
+    """GET_MAX_OFFSET: the queue's next offset on the broker at ``addr``."""
+    header, _ = wire.request(addr, GET_MAX_OFFSET, {"topic": topic, "queueId": queue_id}, timeout=5.0)
+    if header.get("code") != 0:
+        raise RuntimeError(f"GET_MAX_OFFSET {topic}/{queue_id} of {addr} answered {header}")
+    return int(header["extFields"]["offset"])
+
+
+def committed_offset(addr: str, group: str, topic: str, queue_id: int) -> int:
+    """QUERY_CONSUMER_OFFSET on the broker at ``addr``; -1 when it holds none for the group."""
+    header, _ = wire.request(addr, QUERY_CONSUMER_OFFSET,
+                             {"consumerGroup": group, "topic": topic, "queueId": queue_id}, timeout=5.0)
+    return int(header["extFields"]["offset"]) if header.get("code") == 0 else -1
+
+
+def has_consumer(addr: str, group: str) -> bool:
+    """Whether a consumer of ``group`` has sent the broker at ``addr`` its heartbeat."""
+    header, _ = wire.request(addr, GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": group}, timeout=5.0)
+    return header.get("code") == 0
+
+
+def raw_pull(addr: str, group: str, topic: str, queue_id: int, offset: int, subscription: str = "*",
+             max_nums: int = 32) -> tuple[dict, bytes]:
+    """One PULL_MESSAGE with its subscription, without SUSPEND or COMMIT_OFFSET: (response header, body)."""
+    return wire.request(addr, PULL_MESSAGE, {
+        "consumerGroup": group, "topic": topic, "queueId": queue_id, "queueOffset": offset, "maxMsgNums": max_nums,
+        "sysFlag": PULL_FLAG_SUBSCRIPTION, "commitOffset": 0, "suspendTimeoutMillis": 0,
+        "subscription": subscription, "subVersion": 0, "expressionType": "TAG"}, timeout=10.0)
+
+
+class JavaPushConsumer:
+    """``Peer consume``: the official DefaultMQPushConsumer, streaming its messages; their bodies are counted as
+    they arrive. ``pause()`` (SIGSTOP, waited for) and ``resume()`` stop and continue the whole JVM."""
+
+    def __init__(self, namesrv: str, topic: str, group: str, stderr_path: Path, **options) -> None:
+        self._lock = threading.Lock()
+        self._bodies: Counter[str] = Counter()
+        self.stderr_path = Path(stderr_path)
+        self._stderr = open(self.stderr_path, "w")
+        self.proc = start_peer("consume", namesrv=namesrv, topic=topic, group=group, count=10_000_000,
+                               timeout_ms=900_000, stderr=self._stderr, **options)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            record = json.loads(line)
+            if "bodyBase64" in record:
+                body = base64.b64decode(record["bodyBase64"]).decode()
+                with self._lock:
+                    self._bodies[body] += 1
+
+    @property
+    def bodies(self) -> dict[str, int]:
+        """A copy of the counts so far: body -> times received."""
+        with self._lock:
+            return dict(self._bodies)
+
+    def pause(self) -> None:
+        pause(self.proc.pid)
+
+    def resume(self) -> None:
+        self.proc.send_signal(signal.SIGCONT)
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+        self._stderr.close()
+
+    def describe(self) -> str:
+        return f"Java consumer exit {self.proc.poll()}, stderr tail:\n{self.stderr_path.read_text()[-2000:]}"

@@ -313,5 +313,22 @@ class PlainPermissionManager:
     def files(self) -> list[str]:
         return list(self._tables.files)
 
+    def all_acl_config(self) -> tuple[list[str], list[PlainAccessConfig]]:
+        """The global white addresses and the accounts of every ACL file, read from disk now (Java 4.9.7's
+        getAllAclConfig): the files in load order; of an access key repeated across files, the first."""
+        white: list[str] = []
+        accounts: list[PlainAccessConfig] = []
+        seen: set[str | None] = set()
+        for path in self._tables.files:
+            document = read_document(path)
+            if document is None:
+                continue
+            white.extend(document.global_white_addrs)
+            for config in document.accounts:
+                if config.access_key not in seen:
+                    seen.add(config.access_key)
+                    accounts.append(config)
+        return white, accounts
+
     def account(self, access_key: str) -> Account | None:
         return self._tables.accounts.get(access_key) if access_key in self._tables.file_of_key else None

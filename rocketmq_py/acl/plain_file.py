@@ -95,6 +95,14 @@ class PlainAccessConfig:
             group_perms=_texts(entry.get("groupPerms")),
         )
 
+    def to_json(self) -> dict[str, Any]:
+        """The account as Java's PlainAccessConfig bean serializes it (fastjson: sorted names, nulls left out)."""
+        fields = {"accessKey": self.access_key, "admin": self.admin, "defaultGroupPerm": self.default_group_perm,
+                  "defaultTopicPerm": self.default_topic_perm, "groupPerms": self.group_perms,
+                  "secretKey": self.secret_key, "topicPerms": self.topic_perms,
+                  "whiteRemoteAddress": self.white_remote_address}
+        return {name: value for name, value in fields.items() if value is not None}
+
     def check_keys(self) -> None:
         """Both keys must be longer than 6 characters (Java's checkPlainAccessConfig)."""
         if (self.access_key is None or self.secret_key is None or len(self.access_key) <= KEY_MIN_LENGTH

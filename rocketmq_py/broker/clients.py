@@ -246,3 +246,8 @@ class ConsumerManager:
 
     def topic_consumed_by(self, topic: str) -> set[str]:
         return {group for group, info in self.consumer_table.items() if topic in info.subscription_table}
+
+    def subscribed_topics(self) -> dict[str, list[str]]:
+        """group -> the topics it subscribes to now; copies, so another thread may call it."""
+        # list() copies a dict in one C call, which no other thread interrupts.
+        return {group: list(info.subscription_table) for group, info in list(self.consumer_table.items())}

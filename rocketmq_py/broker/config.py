@@ -6,7 +6,9 @@ to :class:`BrokerConfig` and, through the same names, to the store's
 :class:`~rocketmq_py.store.MessageStoreConfig`, as Java's BrokerStartup
 applies one file to all its config objects. Keys Java knows that change
 nothing here (thread pools, Netty buffers) are accepted quietly; keys nobody
-knows are logged as warnings, never fatal.
+knows are logged as warnings, never fatal. Keys whose Java meaning changes
+what is stored or how it is replicated, which this broker does not implement,
+refuse to start when they ask for it (:data:`UNSUPPORTED_WHEN_TRUE`).
 """
 from __future__ import annotations
 
@@ -16,8 +18,10 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocketmq_py.common.config_file import apply_properties, load_properties
+from rocketmq_py.common.config_file import apply_properties, load_properties, parse_boolean
+from rocketmq_py.common.metrics_http import load_prometheus
 from rocketmq_py.common.route import PermName
+from rocketmq_py.errors import ConfigError
 from rocketmq_py.store.config import ASYNC_MASTER, SLAVE, SYNC_MASTER, MessageStoreConfig
 
 _log = logging.getLogger(__name__)
@@ -120,7 +124,7 @@ class BrokerConfig:
     fast_pull_enable: bool = True
     #: Front processes that own the client sockets on listenPort (``rocketmq-py broker --workers N``), so
     #: their socket and TLS work runs beside this process's; 0 serves the clients in this process. The VIP
-    #: channel (listenPort - 2) is always served here. See the README's "Worker processes".
+    #: channel (listenPort - 2) is always served here. See docs/broker.md, "Worker processes".
     server_worker_processes: int = 0
 
     @property
@@ -174,6 +178,26 @@ JAVA_KEYS_WITHOUT_EFFECT = frozenset({
 })
 
 
+#: Java keys that, set to true, change what the store holds or how it is replicated, in ways this broker does not
+#: implement: starting without them would write a different store from the one the file asks for, silently.
+UNSUPPORTED_WHEN_TRUE = {
+    "enableDLegerCommitLog": "the DLedger CommitLog (Raft replication, a different CommitLog layout)",
+    "enableLmq": "light message queues (LMQ), dispatched to ConsumeQueues of their own",
+    "enableMultiDispatch": "multi-dispatch of one message to several ConsumeQueues",
+    "enableConsumeQueueExt": "the ConsumeQueue extension files (tags codes that point into them)",
+    "duplicationEnable": "dispatching only below a confirm offset",
+}
+
+
+def refuse_unsupported(properties: dict[str, str]) -> None:
+    """Raise :class:`ConfigError` naming the first key of :data:`UNSUPPORTED_WHEN_TRUE` set to true."""
+    for key, what in UNSUPPORTED_WHEN_TRUE.items():
+        text = properties.get(key)
+        if text is not None and parse_boolean(text):
+            raise ConfigError(f"broker config key {key}=true is not supported: this broker does not implement {what}; "
+                              f"remove the key or set it to false")
+
+
 def load_broker_config(path: str | os.PathLike[str] | None = None, **overrides: object
                        ) -> tuple[BrokerConfig, MessageStoreConfig]:
     """Defaults, then the properties file at ``path``, then ``overrides`` (by Python field name).
@@ -184,6 +208,7 @@ def load_broker_config(path: str | os.PathLike[str] | None = None, **overrides: 
     broker = BrokerConfig()
     store = MessageStoreConfig()
     properties = load_properties(path) if path is not None else {}
+    refuse_unsupported(properties)
     unknown = set(apply_properties(broker, properties)) & set(apply_properties(store, properties))
     for name, value in overrides.items():
         if value is None:
@@ -213,6 +238,8 @@ def settle(broker: BrokerConfig, store: MessageStoreConfig) -> None:
     elif store.broker_role == SLAVE and broker.broker_id <= 0:
         raise ValueError("a SLAVE broker needs brokerId > 0")
     broker.ha_listen_port = broker.listen_port + 1
+    if broker.metrics_port:
+        load_prometheus()
     for addr in broker.namesrv_addr_list:
         host, sep, port = addr.rpartition(":")
         if not sep or not host or not port.isdigit():

@@ -25,6 +25,7 @@ from typing import Any, Callable
 from rocketmq_py.acl import WATCH_INTERVAL_S, PlainAccessValidator
 from rocketmq_py.broker.clients import ConsumerManager, ProducerManager
 from rocketmq_py.broker.config import BrokerConfig, settle
+from rocketmq_py.broker.consumed import ConsumerProgressView
 from rocketmq_py.broker.group_manager import ConsumerOffsetManager, SubscriptionGroupManager
 from rocketmq_py.broker.lanes import BrokerLanes
 from rocketmq_py.broker.long_polling import PullRequestHoldService
@@ -52,6 +53,7 @@ from rocketmq_py.common.headers.consumer import NotifyConsumerIdsChangedRequestH
 from rocketmq_py.common.metrics_http import MetricsHttpServer
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
+from rocketmq_py.errors import ConfigError
 from rocketmq_py.remoting import (
     ConnectionListener,
     ProcessorTable,
@@ -60,6 +62,7 @@ from rocketmq_py.remoting import (
     RemotingServerConfig,
     create_request,
 )
+from rocketmq_py.remoting.server import probe_bind
 from rocketmq_py.store import MessageStore, MessageStoreConfig
 
 _log = logging.getLogger(__name__)
@@ -95,7 +98,8 @@ class BrokerController:
         settle(self.config, self.store_config)
         self.config_version = DataVersion()
         config_dir = str(self.store_config.config_dir)
-        self.store = MessageStore(self.store_config)
+        self.consumer_progress = ConsumerProgressView(self)
+        self.store = MessageStore(self.store_config, consumer_progress=self.consumer_progress.snapshot)
         self.topics = TopicConfigManager(self.config, config_dir, on_created=self.register_broker_all_soon)
         self.groups = SubscriptionGroupManager(self.config, config_dir)
         self.offsets = ConsumerOffsetManager(config_dir)
@@ -178,6 +182,7 @@ class BrokerController:
         # broker on a live store must stop here, having changed nothing.
         self.store.lock()
         try:
+            self._refuse_ports_in_use()
             self.topics.load()
             self.groups.load()
             self.offsets.load()
@@ -223,6 +228,24 @@ class BrokerController:
         await self.register_broker_all(check_order=True)
         _log.info("The broker[%s, %s] boot success. serializeType=JSON and name server is %s",
                   self.config.broker_name, self.broker_addr, self.config.namesrv_addr or "(none)")
+
+    def _refuse_ports_in_use(self) -> None:
+        """Fail before the store is read when a port this broker must listen on is taken.
+
+        The servers bind later, after the store has loaded (which can take long on recovery); a port that is
+        already in use is found here so that the refusal is the broker's first and only line. The real binds
+        still report a port taken in between.
+        """
+        config = self.config
+        ports = {"listenPort": config.listen_port, "the HA port (listenPort + 1)": config.ha_listen_port,
+                 "metricsPort": config.metrics_port}
+        for name, port in ports.items():
+            if port > 0:
+                try:
+                    probe_bind(config.bind_address, port)
+                except OSError as error:
+                    raise ConfigError(f"{name} {port} on {config.bind_address or '*'} is not free: {error.strerror}"
+                                      ) from None
 
     async def _start_metrics(self) -> None:
         if not self.config.metrics_port:

@@ -127,6 +127,15 @@ class ConsumerOffsetManager:
             if sep and TOPIC_GROUP_SEPARATOR not in group:
                 yield key, topic, group
 
+    def offsets_by_topic(self) -> dict[str, dict[str, dict[int, int]]]:
+        """topic -> group -> queue id -> committed offset; copies, so another thread may call it."""
+        by_topic: dict[str, dict[str, dict[int, int]]] = {}
+        for key, topic, group in self._pairs():
+            offsets = self.file.offset_table.get(key)
+            if offsets is not None:
+                by_topic.setdefault(topic, {})[group] = dict(offsets)  # one C call, as list() in _pairs
+        return by_topic
+
     def which_topic_by_consumer(self, group: str) -> set[str]:
         return {topic for _, topic, owner in self._pairs() if owner == group}
 

@@ -78,8 +78,10 @@ class BrokerReplication:
         """A name server answered a registration: a slave learns its master's addresses from it."""
         if self.client is None:
             return
-        if result.master_addr and result.master_addr != self.master_addr:
-            _log.info("the master of this slave is %s", result.master_addr)
+        # As Java's slave, take the answer as it is: no master registered (stopped, or dead and dropped by the
+        # name server) stops the metadata synchronisation until a registration names one again.
+        if result.master_addr != self.master_addr:
+            _log.info("the master of this slave is %s", result.master_addr or "not registered")
             self.master_addr = result.master_addr
         if not self.broker.store_config.ha_master_address:
             self.client.update_master_address(result.ha_server_addr)

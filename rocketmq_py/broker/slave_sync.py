@@ -3,9 +3,13 @@
 Every 10 s (first after 3 s, as Java 4.9.8 schedules it) the slave asks its master for the topic
 configs (GET_ALL_TOPIC_CONFIG, 21), the consumer offsets (GET_ALL_CONSUMER_OFFSET, 43), the delay
 offsets (GET_ALL_DELAY_OFFSET, 45) and the subscription groups (GET_ALL_SUBSCRIPTIONGROUP_CONFIG, 201).
-Topics and groups are replaced when the master's data version differs; offsets are merged over the
-slave's (so offsets committed to the slave while the master was down stay until the master has newer
-ones); the delay offsets file is overwritten. Each part that fails is logged and the others go on.
+Topics and groups are replaced when the master's data version differs; the delay offsets file is
+overwritten. Consumer offsets are replaced per ``topic@group`` (Java's ``putAll``): a group's entry on the
+master replaces the slave's whole entry, even one committed to the slave later, while the master was down;
+entries only the slave has stay. A consumer that kept running commits its own offsets to the master once it
+is back, so only a consumer restarted before that reads again from the master's older offsets: duplicates,
+never a skip. Each part that fails is logged and the others go on. The master's address comes from each
+registration, as in Java: while no master is registered nothing is synchronised.
 """
 from __future__ import annotations
 
@@ -36,6 +40,9 @@ class SlaveSynchronize:
     def __init__(self, broker: BrokerController) -> None:
         self.broker = broker
         self._scratch = tempfile.gettempdir()  # never written: the tables below only decode
+        #: Set once the master's consumer / delay offsets arrived since start (the forced clean waits for them).
+        self.consumer_offsets_synced = False
+        self.delay_offsets_synced = False
 
     async def sync_all(self, master_addr: str | None) -> None:
         if not master_addr or master_addr == self.broker.broker_addr:
@@ -68,6 +75,7 @@ class SlaveSynchronize:
         incoming.decode(await self._fetch(master_addr, RequestCode.GET_ALL_CONSUMER_OFFSET))
         self.broker.offsets.file.offset_table.update(incoming.offset_table)
         self.broker.offsets.persist()
+        self.consumer_offsets_synced = True
 
     async def _sync_delay_offsets(self, master_addr: str) -> None:
         schedule = self.broker.store.schedule_service
@@ -77,6 +85,7 @@ class SlaveSynchronize:
         incoming.decode(await self._fetch(master_addr, RequestCode.GET_ALL_DELAY_OFFSET))
         schedule.offsets.offset_table = incoming.offset_table
         schedule.offsets.persist()
+        self.delay_offsets_synced = True
 
     async def _sync_groups(self, master_addr: str) -> None:
         incoming = SubscriptionGroupTable(self._scratch)

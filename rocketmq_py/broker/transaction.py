@@ -136,10 +136,9 @@ class TransactionalMessageService:
                      done: list[int]) -> tuple[int, list[MessageExt] | None]:
         status, next_offset, ops = self._read(RMQ_SYS_TRANS_OP_HALF_TOPIC, queue_id, op_offset, 32)
         if status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.MESSAGE_WAS_REMOVING,
-                      GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.OFFSET_FOUND_NULL,
-                      GetMessageStatus.OFFSET_OVERFLOW_BADLY, GetMessageStatus.OFFSET_TOO_SMALL):
-            if status != GetMessageStatus.NO_MATCHED_LOGIC_QUEUE:
-                self._commit(RMQ_SYS_TRANS_OP_HALF_TOPIC, queue_id, next_offset)
+                      GetMessageStatus.OFFSET_FOUND_NULL, GetMessageStatus.OFFSET_OVERFLOW_BADLY,
+                      GetMessageStatus.OFFSET_TOO_SMALL):
+            self._commit(RMQ_SYS_TRANS_OP_HALF_TOPIC, queue_id, next_offset)
             return next_offset, None
         if not ops:
             return next_offset, None
@@ -190,8 +189,7 @@ class TransactionalMessageService:
                 null_count += 1
                 if null_count > MAX_RETRY_COUNT_WHEN_HALF_NULL + 1:
                     break
-                if status in (GetMessageStatus.OFFSET_OVERFLOW_ONE, GetMessageStatus.NO_MESSAGE_IN_QUEUE,
-                              GetMessageStatus.NO_MATCHED_LOGIC_QUEUE):
+                if status in (GetMessageStatus.OFFSET_OVERFLOW_ONE, GetMessageStatus.NO_MESSAGE_IN_QUEUE):
                     break
                 offset = new_offset = next_offset
                 continue

@@ -38,6 +38,8 @@ class RequestCode(IntEnum):
     DELETE_ACL_CONFIG = 51
     GET_BROKER_CLUSTER_ACL_INFO = 52
     UPDATE_GLOBAL_WHITE_ADDRS_CONFIG = 53
+    #: Answered by the 4.9.7 broker and sent by the dashboard's ACL page; 4.9.8 dropped it from RequestCode.
+    GET_BROKER_CLUSTER_ACL_CONFIG = 54
     PUT_KV_CONFIG = 100
     GET_KV_CONFIG = 101
     DELETE_KV_CONFIG = 102

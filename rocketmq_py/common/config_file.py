@@ -140,10 +140,14 @@ def _field_kind(config_type: type, field: dataclasses.Field[Any]) -> type:
     return str
 
 
+def parse_boolean(text: str) -> bool:
+    """Java's Boolean.parseBoolean: "true" in any case is true, everything else false."""
+    return text.strip().lower() == "true"
+
+
 def _convert(text: str, kind: type) -> Any:
     if kind is bool:
-        # Java's Boolean.parseBoolean: "true" in any case is true, everything else false.
-        return text.strip().lower() == "true"
+        return parse_boolean(text)
     if kind is int:
         return int(text.strip())
     if kind is float:

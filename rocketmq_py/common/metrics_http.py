@@ -3,8 +3,8 @@
 ``metricsPort`` is set.
 
 It is served from the event loop rather than prometheus_client's thread so that the figures are read where
-they are written, without locks. ``prometheus_client`` is imported only when the endpoint starts; it comes
-with the ``metrics`` extra.
+they are written, without locks. ``prometheus_client`` (a dependency) is imported only when a server's
+``metricsPort`` is set, so clients never load it.
 """
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import asyncio
 import json
 import logging
 from typing import Any, Callable, Iterable
+
+from rocketmq_py.errors import ConfigError
 
 _log = logging.getLogger(__name__)
 
@@ -26,12 +28,17 @@ Collect = Callable[[], Iterable[Any]]
 Health = Callable[[], "tuple[bool, dict[str, Any]]"]
 
 
-def _load_prometheus() -> Any:
+def load_prometheus() -> Any:
+    """The ``prometheus_client`` module, or :class:`ConfigError` when it is not installed.
+
+    It is a dependency of the package, so only an install that left it out meets the error; servers call this
+    while they read their configuration (when ``metricsPort`` is set), before they touch a store or a port.
+    """
     try:
         import prometheus_client
     except ImportError:
-        raise RuntimeError("metricsPort is set but prometheus_client is missing: "
-                           "install rocketmq-py[metrics] (pip install prometheus_client)") from None
+        raise ConfigError("metricsPort is set but prometheus_client is not installed: "
+                          "pip install prometheus_client, or remove metricsPort") from None
     return prometheus_client
 
 
@@ -46,7 +53,7 @@ class MetricsHttpServer:
         self.requested_port = port
         self.name = name
         self._health = health
-        prometheus = _load_prometheus()
+        prometheus = load_prometheus()
         self._registry = prometheus.CollectorRegistry(auto_describe=False)
         self._registry.register(_Collector(collect))
         self._generate = prometheus.generate_latest

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocketmq_py.common.config_file import apply_properties, load_properties
+from rocketmq_py.common.metrics_http import load_prometheus
 
 _log = logging.getLogger(__name__)
 
@@ -62,4 +63,6 @@ def load_namesrv_config(path: str | os.PathLike[str] | None = None, **overrides:
     for name, value in overrides.items():
         if value is not None:
             setattr(config, name, value)
+    if config.metrics_port:
+        load_prometheus()
     return config

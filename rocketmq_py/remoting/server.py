@@ -58,6 +58,20 @@ def _port_of(sockets: Iterable[socket.socket], requested: int) -> int:
     return requested
 
 
+def probe_bind(host: str, port: int) -> None:
+    """Bind ``port`` on every address of ``host`` as a server would, then let go; the bind's OSError if it fails.
+
+    For a refusal before start-up work: the server's own bind comes later and still reports a port taken since.
+    """
+    for family, kind, proto, _, address in socket.getaddrinfo(host or None, port, family=socket.AF_UNSPEC,
+                                                              type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE):
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+
+
 def _set_once(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)

@@ -16,16 +16,23 @@ import logging
 import os
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Coroutine, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Coroutine, Iterator, NamedTuple, TypeVar
 
 from rocketmq_py import codec
 from rocketmq_py.client.api import MQClientAPI
 from rocketmq_py.common.acl import SessionCredentials
 from rocketmq_py.common.codes import ResponseCode
-from rocketmq_py.common.headers.pull import PullMessageRequestHeader, PullMessageResponseHeader, build_pull_sys_flag
+from rocketmq_py.common.headers.pull import (
+    RETRY_PAST_REMOVED,
+    RETRY_PAST_UNMATCHED,
+    PullMessageRequestHeader,
+    PullMessageResponseHeader,
+    build_pull_sys_flag,
+)
 from rocketmq_py.common.message import MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.route import MASTER_ID
+from rocketmq_py.errors import PullRetryImmediatelyError
 from rocketmq_py.remoting.client import RemotingClient
 from rocketmq_py.remoting.config import RemotingClientConfig
 from rocketmq_py.spark.options import ClientSettings
@@ -38,8 +45,17 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-#: What one pull answers: the response code, its header and the messages of its body.
-PullAnswer = tuple[int, PullMessageResponseHeader, list[MessageExt]]
+
+class PullAnswer(NamedTuple):
+    """What one pull answers."""
+
+    code: int
+    #: The broker's store status (Java's GetMessageStatus name).
+    remark: str | None
+    header: PullMessageResponseHeader
+    #: The messages of the body.
+    messages: list[MessageExt]
+
 
 #: Queue permission bits (Java's PermName): a queue of a topic without PERM_READ is not read.
 PERM_READ = 0x4
@@ -172,10 +188,11 @@ class Session:
 
     async def _store_times(self, queue: QueueBounds, offset: int, count: int) -> list[tuple[int, int]]:
         part = QueueRange(queue.topic, queue.broker_name, queue.broker_addr, queue.queue_id, offset, offset + count)
-        code, _, messages = await self._pull(part, "SPARK_TIMESTAMP_LOOKUP", "*", offset, count)
-        if code != ResponseCode.SUCCESS:
+        answer = await self._pull(part, "SPARK_TIMESTAMP_LOOKUP", "*", offset, count)
+        if answer.code != ResponseCode.SUCCESS:
             return []
-        return [(m.queue_offset, m.store_timestamp) for m in messages if offset <= m.queue_offset < offset + count]
+        return [(m.queue_offset, m.store_timestamp) for m in answer.messages
+                if offset <= m.queue_offset < offset + count]
 
     async def _first_at_or_after(self, queue: QueueBounds, offset: int, timestamp_ms: int) -> int:
         # Back while the message before is still at or after the time (store times do not decrease in a queue).
@@ -209,7 +226,7 @@ class Session:
         messages: list[MessageExt] = []
         if response.code == ResponseCode.SUCCESS and response.body:
             messages = codec.decode_store_records(response.body, strict=False)
-        return response.code, answer, messages
+        return PullAnswer(response.code, response.remark, answer, messages)
 
     def read_range(self, part: QueueRange, group: str, sub_expression: str = "*",
                    fail_on_data_loss: bool = True) -> Iterator[list[MessageExt]]:
@@ -237,14 +254,15 @@ class Session:
                 if not pending:
                     return
                 offset, count, task = pending.popleft()
-                code, answer, messages = task.result()
+                code, remark, answer, messages = task.result()
                 window_end = offset + count
                 wanted = [m for m in messages if offset <= m.queue_offset < window_end]
-                reached = answer.next_begin_offset if code == ResponseCode.SUCCESS else offset
-                if code != ResponseCode.SUCCESS and code != ResponseCode.PULL_RETRY_IMMEDIATELY:
-                    reached = self._lost(part, offset, window_end, answer, fail_on_data_loss)
-                elif code == ResponseCode.PULL_RETRY_IMMEDIATELY:
+                if code == ResponseCode.SUCCESS:
                     reached = answer.next_begin_offset
+                elif code == ResponseCode.PULL_RETRY_IMMEDIATELY:
+                    reached = self._past_retry(part, offset, remark, answer, fail_on_data_loss)
+                else:
+                    reached = self._lost(part, offset, window_end, answer, fail_on_data_loss)
                 if wanted:
                     reached = max(reached, wanted[-1].queue_offset + 1)
                     yield wanted
@@ -256,13 +274,28 @@ class Session:
             for *_, task in pending:
                 task.cancel()
 
-    def _lost(self, part: QueueRange, offset: int, window_end: int, answer: PullMessageResponseHeader,
+    def _past_retry(self, part: QueueRange, offset: int, remark: str | None, answer: PullMessageResponseHeader,
+                    fail_on_data_loss: bool) -> int:
+        """Where a PULL_RETRY_IMMEDIATELY answer lets the read go on: past messages its filter refused, or past
+        deleted ones as data loss; any other reason gives no way past messages not received (the task fails,
+        and Spark runs it again)."""
+        if remark == RETRY_PAST_UNMATCHED:
+            return answer.next_begin_offset
+        if remark == RETRY_PAST_REMOVED:
+            return self._lost(part, offset, answer.next_begin_offset, answer, fail_on_data_loss)
+        raise PullRetryImmediatelyError(
+            ResponseCode.PULL_RETRY_IMMEDIATELY,
+            f"{remark or '(no remark)'}: no messages of {part.topic}/{part.broker_name}/{part.queue_id} at offset "
+            f"{offset}", part.broker_addr)
+
+    def _lost(self, part: QueueRange, offset: int, skip_to: int, answer: PullMessageResponseHeader,
               fail_on_data_loss: bool) -> int:
-        """Offsets [offset, ...) cannot be read: error, or skip to where the queue has messages again."""
+        """Offsets [offset, ...) cannot be read: error, or skip to ``skip_to`` (to the queue's first message
+        when the offset is below it)."""
         what = (f"queue {part.topic}/{part.broker_name}/{part.queue_id}: offsets from {offset} cannot be read "
                 f"(the broker holds [{answer.min_offset}, {answer.max_offset}]; messages deleted or the queue reset)")
         if fail_on_data_loss:
             raise DataLossError(f"{what}; set failOnDataLoss=false to skip them")
-        target = answer.min_offset if offset < answer.min_offset else window_end
+        target = answer.min_offset if offset < answer.min_offset else skip_to
         _log.warning("%s; skipping to %d (failOnDataLoss=false)", what, target)
         return max(target, offset + 1) if target <= offset else target

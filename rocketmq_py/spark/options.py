@@ -92,7 +92,7 @@ def _check_known(opts: dict[str, str]) -> None:
                      and not k.startswith("rocketmq.") and not k.startswith("spark."))
     if unknown:
         raise InvalidOptionError(
-            f"unknown rocketmq option(s) {unknown}: see the README's Spark section for the options table"
+            f"unknown rocketmq option(s) {unknown}: see docs/spark.md for the options table"
         )
 
 

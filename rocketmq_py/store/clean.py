@@ -1,14 +1,24 @@
 """Deleting expired files and watching the disk (Java's DefaultMessageStore.CleanCommitLogService and
 CleanConsumeQueueService).
 
-CommitLog files not written for ``fileReservedTime`` hours are deleted at the
-``deleteWhen`` hour, at once when the disk is over ``diskMaxUsedSpaceRatio``,
-or when asked (TRIGGER_DELETE_FILES). ConsumeQueue and index files that only
-point below the new CommitLog minimum follow. Above
-``diskSpaceWarningLevelRatio`` (90 %) the store marks the disk full and
-refuses puts until usage drops again. The check runs every second; a store
-file that cannot get its blocks marks the disk full at once (see
-``MessageStore._make_room``).
+As Java does, CommitLog files not written for ``fileReservedTime`` hours are
+deleted at the ``deleteWhen`` hour, at once when the disk is over
+``diskMaxUsedSpaceRatio``, and when an operator asks (DELETE_EXPIRED_COMMITLOG,
+``mqadmin deleteExpiredCommitLog``: the next 20 rounds, a second apart).
+Above ``diskSpaceCleanForciblyRatio`` (85 %) with ``cleanFileForciblyEnable``
+files go before they expire, oldest first, but here only while each holds
+nothing a consumer group has still to consume (``rocketmq_py.store.consumed``);
+Java deletes them regardless, which ``cleanUnconsumedFileForciblyEnable``
+brings back. An operator's request follows the same rules: it deletes no
+unconsumed file that has not expired. ConsumeQueue and index files that only
+point below the new CommitLog minimum follow.
+
+Above ``diskSpaceWarningLevelRatio`` (90 %) the store marks the disk full and
+refuses puts until usage drops again, so a disk of unconsumed messages refuses
+sends instead of losing messages. The check runs every second; a store file
+that cannot get its blocks marks the disk full at once (see
+``MessageStore._make_room``). When nothing may be deleted, one line says why,
+once for each cause.
 """
 from __future__ import annotations
 
@@ -17,9 +27,11 @@ import logging
 import shutil
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Hashable
 
+from rocketmq_py.store.consumed import ConsumedFileRule
 from rocketmq_py.store.flush import ServiceThread
+from rocketmq_py.store.mapped_file import MappedFile
 
 if TYPE_CHECKING:
     from rocketmq_py.store.message_store import MessageStore
@@ -42,6 +54,11 @@ def disk_used_ratio(path: Path) -> float:
     except OSError:
         return -1.0
     return usage.used / usage.total if usage.total else -1.0
+
+
+def _any_file(mapped: MappedFile) -> bool:
+    """Java's forced clean: the oldest files go, consumed or not (``cleanUnconsumedFileForciblyEnable``)."""
+    return True
 
 
 def is_it_time_to_do(when: str, hour: int | None = None) -> bool:
@@ -70,6 +87,10 @@ class CleanService(ServiceThread):
         self.manual_delete_file_several_times = 0
         self.clean_immediately = False
         self._last_physical_min_offset = 0
+        #: The disk's used share at the last look (0..1; -1 when unknown).
+        self._used = 0.0
+        #: The cause of the last "nothing may be deleted" line, so that each cause is logged once.
+        self._logged_kept: Hashable = None
 
     def run(self) -> None:
         waited = 0.0
@@ -99,19 +120,52 @@ class CleanService(ServiceThread):
         time_up = is_it_time_to_do(self.config.delete_when)
         space_full = self._is_space_to_delete()
         manual = self.manual_delete_file_several_times > 0
+        if not space_full:
+            self._logged_kept = None
         if not (time_up or space_full or manual):
             return 0
         if manual:
             self.manual_delete_file_several_times -= 1
-        clean_at_once = self.config.clean_file_forcibly_enable and self.clean_immediately
-        _log.info("deleting CommitLog files older than %d h (time up: %s, disk full: %s, manual: %s, at once: %s)",
-                  self.config.file_reserved_time, time_up, space_full, manual, clean_at_once)
+        rule: ConsumedFileRule | None = None
+        deletable: Callable[[MappedFile], bool] | None = None
+        forced = "no"
+        if self.config.clean_file_forcibly_enable and self.clean_immediately:
+            if self.config.clean_unconsumed_file_forcibly_enable:
+                deletable, forced = _any_file, "any file"
+            else:
+                rule = ConsumedFileRule(self.store.consume_queues(), self.store.consumer_progress())
+                deletable, forced = rule.may_delete, "consumed files"
         count = self.store.commit_log.queue.delete_expired_file_by_time(
-            self.config.file_reserved_time * 3_600_000, self.config.delete_commit_log_files_interval, clean_at_once,
+            self.config.file_reserved_time * 3_600_000, self.config.delete_commit_log_files_interval, deletable,
         )
-        if count == 0 and space_full:
-            _log.warning("the disk will be full soon, but no CommitLog file could be deleted")
+        if count:
+            self._logged_kept = None
+            _log.info("deleted %d CommitLog file(s) (older than %d h, or forced: %s; time up: %s, disk %.1f %% "
+                      "used, manual: %s)", count, self.config.file_reserved_time, forced, time_up, self._used * 100,
+                      manual)
+        elif space_full:
+            self._log_kept(rule)
         return count
+
+    def _log_kept(self, rule: ConsumedFileRule | None) -> None:
+        """Say once per cause why a disk over ``diskMaxUsedSpaceRatio`` got no CommitLog file deleted."""
+        reserved = f"no CommitLog file is older than fileReservedTime ({self.config.file_reserved_time} h)"
+        if len(self.store.commit_log.queue.files) <= 1:
+            cause: Hashable = "only the file being written"
+            why = "only the CommitLog file being written is left"
+        elif rule is not None and rule.kept is not None:
+            cause = (rule.kept.file_name, rule.kept.cause)
+            why = (f"{reserved}, and the oldest, {rule.kept.file_name}, may not go before it does: {rule.kept.why}"
+                   " (see cleanUnconsumedFileForciblyEnable)")
+        elif not self.config.clean_file_forcibly_enable:
+            cause, why = "forced cleaning off", f"{reserved}, and cleanFileForciblyEnable is false"
+        else:
+            cause = "below the forced level"
+            why = (f"{reserved}, and the disk is below diskSpaceCleanForciblyRatio "
+                   f"({self.config.disk_space_clean_forcibly_ratio * 100:.0f} %)")
+        if cause != self._logged_kept:
+            self._logged_kept = cause
+            _log.warning("the disk is %.1f %% used, but no CommitLog file may be deleted: %s", self._used * 100, why)
 
     def delete_expired_consume_queue_files(self) -> None:
         min_offset = self.store.commit_log.min_offset
@@ -130,7 +184,7 @@ class CleanService(ServiceThread):
         ratio = self.config.effective_disk_max_used_space_ratio / 100.0
         self.clean_immediately = False
         for path in (self.config.commit_log_dir, self.config.consume_queue_dir):
-            used = self._ratio(path if path.exists() else self.config.root)
+            used = self._used = self._ratio(path if path.exists() else self.config.root)
             if used > self.config.disk_space_warning_level_ratio:
                 self.store.mark_disk_full(True, used)
                 self.clean_immediately = True
@@ -139,7 +193,6 @@ class CleanService(ServiceThread):
             else:
                 self._mark_full(False, used)
             if used < 0 or used > ratio:
-                _log.info("disk of %s is %.1f %% used; reclaiming space", path, used * 100)
                 return True
         return False
 

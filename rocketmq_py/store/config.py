@@ -67,7 +67,11 @@ class MessageStoreConfig:
     sync_flush_timeout: int = 5000
     message_delay_level: str = DEFAULT_MESSAGE_DELAY_LEVEL
     flush_delay_offset_interval: int = 10_000
+    #: Above ``diskSpaceCleanForciblyRatio`` (85 %), delete CommitLog files before they expire: here only those
+    #: whose messages every consumer group has consumed (``rocketmq_py.store.consumed``).
     clean_file_forcibly_enable: bool = True
+    #: Our own setting: let that forced clean delete the oldest files whether consumed or not, as Java does.
+    clean_unconsumed_file_forcibly_enable: bool = False
     offset_check_in_slave: bool = False
     disk_fall_recorded: bool = True
     default_query_max_num: int = 32

@@ -132,6 +132,23 @@ class ConsumeQueue:
         units = self.read_units(index, UNIT)
         return units[0] if units else None
 
+    def first_offset_at_or_after(self, commit_log_offset: int) -> int | None:
+        """The queue offset of the first unit whose record starts at or after ``commit_log_offset`` (the
+        queue's max offset when none does); None when a unit could not be read (its file deleted meanwhile).
+
+        Units are in CommitLog order, so a binary search reads about log2(units) of them."""
+        low, high = self.min_offset_in_queue, self.max_offset_in_queue
+        while low < high:
+            middle = (low + high) // 2
+            unit = self.unit_at(middle)
+            if unit is None:
+                return None
+            if unit[0] < commit_log_offset:
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
     def get_offset_in_queue_by_time(self, timestamp: int, min_physic_offset: int,
                                     store_time_at: Callable[[int, int], int]) -> int:
         """The queue offset whose message was stored closest to ``timestamp`` (Java's binary search)."""

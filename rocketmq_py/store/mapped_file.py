@@ -20,6 +20,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from rocketmq_py.errors import StoreError
 from rocketmq_py.store import layout
@@ -290,13 +291,16 @@ class MappedFileQueue:
                 self.files = [f for f in self.files if f not in removed]
 
     def delete_expired_file_by_time(self, expired_ms: int, delete_files_interval_ms: int,
-                                    clean_immediately: bool) -> int:
-        """Delete files (never the last) not written for ``expired_ms``, oldest first; return how many."""
+                                    deletable_before_expiry: Callable[[MappedFile], bool] | None = None) -> int:
+        """Delete files (never the last), oldest first, while each is expired (not written for ``expired_ms``)
+        or ``deletable_before_expiry`` lets it go; return how many. The first file that must stay ends the
+        round, so no gap opens in the middle."""
         files = self.files[:-1]
         removed = []
         now = time.time() * 1000
         for index, mapped in enumerate(files):
-            if not (clean_immediately or now >= mapped.last_modified_ms + expired_ms):
+            expired = now >= mapped.last_modified_ms + expired_ms
+            if not (expired or (deletable_before_expiry is not None and deletable_before_expiry(mapped))):
                 break
             mapped.destroy()
             removed.append(mapped)

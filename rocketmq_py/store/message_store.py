@@ -32,6 +32,7 @@ from rocketmq_py.store.clean import CleanService, DiskUsage, disk_used_ratio
 from rocketmq_py.store.commit_log import CommitLog, now_ms, record_offsets
 from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, SYNC_MASTER, MessageStoreConfig, delay_level_table
 from rocketmq_py.store.consume_queue import ConsumeQueue
+from rocketmq_py.store.consumed import ConsumedOffsets, ConsumerProgress
 from rocketmq_py.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService, ServiceThread
 from rocketmq_py.store.prefault import CommitLogPrefaultService
 from rocketmq_py.store.index import IndexService
@@ -73,7 +74,10 @@ def _call_listener(listener: ArrivalListener, arrivals: list[tuple[Any, ...]]) -
 
 
 class MessageStore(StoreReads):
-    def __init__(self, config: MessageStoreConfig, *, disk_usage: DiskUsage = disk_used_ratio) -> None:
+    def __init__(self, config: MessageStoreConfig, *, disk_usage: DiskUsage = disk_used_ratio,
+                 consumer_progress: ConsumerProgress | None = None) -> None:
+        """``consumer_progress`` tells the forced clean what the consumer groups have consumed (the broker
+        passes it; without it, no message counts as consumed and only expired files are deleted)."""
         self.config = config
         self.commit_log = CommitLog(config)
         self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
@@ -94,6 +98,7 @@ class MessageStore(StoreReads):
         #: refused for a while even if the used ratio looks fine (the next file may still not fit).
         self.allocation_failed_at: float | None = None
         self._disk_usage = disk_usage
+        self._consumer_progress = consumer_progress
         self._flush_service: FlushRealTimeService | GroupCommitService | None = None
         self.prefault_service: CommitLogPrefaultService | None = None
         self._flush_cq_service: FlushConsumeQueueService | None = None
@@ -634,6 +639,10 @@ class MessageStore(StoreReads):
     @property
     def is_running(self) -> bool:
         return self._running
+
+    def consumer_progress(self) -> ConsumedOffsets | None:
+        """What the consumer groups have consumed, for the forced clean (None: not known now)."""
+        return self._consumer_progress() if self._consumer_progress is not None else {}
 
     def execute_delete_files_manually(self) -> None:
         if self.clean_service is not None:

@@ -108,7 +108,9 @@ class StoreReads:
             message_filter = TagCodeFilter(message_filter)
         consume_queue = self.get_consume_queue(topic, queue_id)
         if consume_queue is None:
-            return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, self._next_offset(offset, 0))
+            # Java's findConsumeQueue makes the queue it looks for, so its pull of a queue nothing was written
+            # to finds an empty queue: never NO_MATCHED_LOGIC_QUEUE, which a consumer would see as the remark.
+            return GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, self._next_offset(offset, 0))
         min_offset = consume_queue.min_offset_in_queue
         max_offset = consume_queue.max_offset_in_queue
         result = GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, offset, min_offset, max_offset)

@@ -1,7 +1,8 @@
 """The ACL admin requests (the corresponding handlers of Java's broker/processor/AdminBrokerProcessor,
 rocketmq-all-4.9.8): UPDATE_AND_CREATE_ACL_CONFIG (50), DELETE_ACL_CONFIG (51), GET_BROKER_CLUSTER_ACL_INFO (52)
 and UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53), what ``mqadmin updateAclConfig``, ``deleteAclConfig``,
-``clusterAclConfigVersion`` and ``updateGlobalWhiteAddr`` send.
+``clusterAclConfigVersion`` and ``updateGlobalWhiteAddr`` send; and GET_BROKER_CLUSTER_ACL_CONFIG (54), which the
+4.9.7 broker answers (4.9.8 removed it) and the dashboard's ACL page sends.
 
 A failure is answered with the code of its request (209, 210, 211) and the
 reason as remark, as Java does. Whether the sender may send these at all is
@@ -44,6 +45,7 @@ class AclAdminProcessor:
             RequestCode.DELETE_ACL_CONFIG: self.delete_acl_config,
             RequestCode.GET_BROKER_CLUSTER_ACL_INFO: self.get_broker_acl_config_version,
             RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG: self.update_global_white_addrs_config,
+            RequestCode.GET_BROKER_CLUSTER_ACL_CONFIG: self.get_broker_cluster_acl_config,
         }
         for code, handler in handlers.items():
             table.register(code, handler)
@@ -123,3 +125,17 @@ class AclAdminProcessor:
             cluster_name=config.broker_cluster_name,
         )
         return ok(request, header.to_ext_fields())
+
+    async def get_broker_cluster_acl_config(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
+        """Every ACL file's global white addresses and accounts, secret keys included, as Java 4.9.7 answers."""
+        validator = self._validator
+        if validator is None:
+            # As for 52, Java's broker sends no answer at all here (a NullPointerException it only logs).
+            return fail(request, ResponseCode.SYSTEM_ERROR, ACL_DISABLED)
+        try:
+            white, accounts = validator.manager.all_acl_config()
+        except AclError as error:
+            _log.error("reading the ACL files for %s failed: %s", ctx.remote_address, error)
+            return fail(request, ResponseCode.SYSTEM_ERROR, str(error))
+        body = {"globalWhiteAddrs": white, "plainAccessConfigs": [account.to_json() for account in accounts]}
+        return ok(request, body=codec.json_dumps(body).encode())

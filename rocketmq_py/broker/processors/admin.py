@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
 from rocketmq_py.broker import bodies
+from rocketmq_py.broker.config import refuse_unsupported
 from rocketmq_py.broker.processors.common import fail, ok
 from rocketmq_py.broker.processors.send import validate_topic
 from rocketmq_py.common import json_shape
@@ -158,6 +159,7 @@ class AdminBrokerProcessor:
             return fail(request, ResponseCode.NO_PERMISSION, "Can not update config in black list.")
         _log.info("updateBrokerConfig: %s from %s", properties, ctx.remote_address)
         try:
+            refuse_unsupported(properties)
             unknown = set(apply_properties(broker.config, properties)) & set(
                 apply_properties(broker.store_config, properties))
         except ValueError as error:

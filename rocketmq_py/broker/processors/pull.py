@@ -6,6 +6,12 @@ when ``enablePropertyFilter`` is on. The store's status becomes the response
 code and remark as in Java; "nothing new" with the SUSPEND flag parks the
 request in the hold service (no answer now). A pull with COMMIT_OFFSET also
 commits the consumer's offset.
+
+A slave answers as a master does, with or without ``slaveReadEnable`` (which
+only picks the ``suggestWhichBrokerId``), as Java 4.9's slave does, but for
+two things: it commits no offset, and without ``offsetCheckInSlave`` it does
+not correct an offset out of range: it answers PULL_RETRY_IMMEDIATELY with the
+requested offset as ``nextBeginOffset``.
 """
 from __future__ import annotations
 
@@ -157,12 +163,14 @@ class PullMessageProcessor:
         code = _CODES.get(status)
         if code is None:
             code = ResponseCode.PULL_OFFSET_MOVED if header.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+        # A slave serves what it holds, whatever slaveReadEnable says: Java's PullMessageProcessor sets
+        # PULL_RETRY_IMMEDIATELY on a slave without slaveReadEnable, but its switch on the store's status that
+        # follows sets the code again for every status, so a 4.9 slave answers as a master does. Only the
+        # suggested broker says whether consumers should come back to the master.
         suggest = MASTER_ID
         if config.slave_read_enable:
             suggest = group_config.which_broker_when_consume_slowly if result.suggest_pulling_from_slave \
                 else group_config.broker_id
-        if broker.store_config.broker_role == SLAVE and not config.slave_read_enable:
-            code = ResponseCode.PULL_RETRY_IMMEDIATELY
         parks = code == ResponseCode.PULL_NOT_FOUND and allow_suspend and has_suspend
         if parks and not may_park:
             return None
@@ -183,14 +191,16 @@ class PullMessageProcessor:
             self._commit_offset(connection, header, allow_suspend)
             return None
         if code == ResponseCode.PULL_OFFSET_MOVED:
-            if broker.store_config.broker_role != SLAVE or broker.store_config.offset_check_in_slave:
-                self._offset_moved_event(header, result.next_begin_offset)
+            on_slave = broker.store_config.broker_role == SLAVE
+            if on_slave and not broker.store_config.offset_check_in_slave:
+                response_header.suggest_which_broker_id = group_config.broker_id
+                code = ResponseCode.PULL_RETRY_IMMEDIATELY
+            else:
+                if not on_slave:  # a slave stores nothing of its own (Java's slave tries, and is refused)
+                    self._offset_moved_event(header, result.next_begin_offset)
                 _log.warning("PULL_OFFSET_MOVED: topic %s queue %d group %s asked offset %d, corrected to %d",
                              header.topic, header.queue_id, header.consumer_group, header.queue_offset,
                              result.next_begin_offset)
-            else:
-                response_header.suggest_which_broker_id = group_config.broker_id
-                code = ResponseCode.PULL_RETRY_IMMEDIATELY
         self._commit_offset(connection, header, allow_suspend)
         return create_response(request, code, status.name, response_header.to_ext_fields(), body)
 

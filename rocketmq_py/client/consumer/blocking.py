@@ -2,6 +2,7 @@
 (shared with the blocking producers, so clients of one client id share one client instance, as in Java)."""
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, ParamSpec, TypeVar
 
 from rocketmq_py.client.mq_admin import BlockingMQAdminMethods
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from rocketmq_py.client.consumer.lite_pull import AsyncLitePullConsumer
     from rocketmq_py.client.consumer.push import AsyncPushConsumer
     from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
+    from rocketmq_py.client.consumer.stats import FlowControlTimes
     from rocketmq_py.common.filter import MessageSelector
     from rocketmq_py.common.message import MessageExt
     from rocketmq_py.common.message_queue import MessageQueue
@@ -40,6 +42,11 @@ class PushConsumer(BlockingMQAdminMethods, BlockingFacade):
     def config(self) -> PushConsumerConfig:
         """The settings (a copy made at construction; change them before :meth:`start`)."""
         return self._core.config
+
+    @property
+    def flow_control(self) -> FlowControlTimes:
+        """How often pulls waited for the listener since :meth:`start` (a copy)."""
+        return self._run(_call(dataclasses.replace, self._core.flow_control))
 
     def subscribe(self, topic: str, selector: MessageSelector | str | None = "*") -> None:
         """Consume ``topic``: ``selector`` is a tag expression (``"*"``, ``"TagA || TagB"``) or a

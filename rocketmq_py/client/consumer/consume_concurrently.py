@@ -6,7 +6,8 @@ acknowledge are sent back to the broker (CONSUMER_SEND_MSG_BACK: they come
 again on the retry topic, and go to the dead-letter queue after the maximum
 reconsume times); a message whose send-back failed is consumed again here 5 s
 later. Then the acknowledged messages leave the process queue and the queue's
-offset moves to the smallest message still cached.
+offset moves to the smallest message still cached. A consume thread does all
+of this itself, as in Java; only a send-back goes to the event loop.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from rocketmq_py.client.consumer.listener import (
     ConsumeConcurrentlyContext,
@@ -48,13 +49,6 @@ class ConsumeRequest:
     message_queue: MessageQueue
 
 
-@dataclass
-class _Outcome:
-    status: ConsumeConcurrentlyStatus
-    context: ConsumeConcurrentlyContext
-    rt_ms: float
-
-
 class ConsumeMessageConcurrentlyService:
     def __init__(self, consumer: "AsyncPushConsumer", listener: Listener) -> None:
         self.consumer = consumer
@@ -64,6 +58,7 @@ class ConsumeMessageConcurrentlyService:
         self._runner: AsyncRunner[ConsumeRequest] | ThreadRunner[ConsumeRequest] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._cleaner: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def core_pool_size(self) -> int:
@@ -72,11 +67,12 @@ class ConsumeMessageConcurrentlyService:
     def start(self) -> None:
         name = f"ConsumeMessageThread_{self.group[:100]}"
         workers = self.config.consume_thread_min
+        self._loop = asyncio.get_running_loop()
         if self.listener.is_async:
             self._runner = AsyncRunner(workers, self._consume_async, name)
         else:
-            self._runner = ThreadRunner(workers, self._consume_in_thread, self._finish, name)
-        self._cleaner = asyncio.get_running_loop().create_task(self._clean_expired_loop())
+            self._runner = ThreadRunner(workers, self._consume_in_thread, name)
+        self._cleaner = self._loop.create_task(self._clean_expired_loop())
 
     async def shutdown(self, timeout_s: float) -> None:
         if self._cleaner is not None:
@@ -86,22 +82,20 @@ class ConsumeMessageConcurrentlyService:
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=max(timeout_s, 1.0))
 
-    def busy(self) -> int:
-        return 0 if self._runner is None else self._runner.active
-
     # --- submitting --------------------------------------------------------------------------------
 
     def submit(self, messages: list[MessageExt], pq: ProcessQueue, queue: MessageQueue, dispatch: bool = True) -> None:
         assert self._runner is not None
         size = self.config.consume_message_batch_max_size
-        submit = self._runner.submit
         if len(messages) <= size:
-            pq.in_flight += 1
-            submit(ConsumeRequest(messages, pq, queue))
-            return
-        for start in range(0, len(messages), size):
-            pq.in_flight += 1
-            submit(ConsumeRequest(messages[start:start + size], pq, queue))
+            requests = [ConsumeRequest(messages, pq, queue)]
+        else:
+            requests = [ConsumeRequest(messages[start:start + size], pq, queue)
+                        for start in range(0, len(messages), size)]
+        pq.requests_submitted(len(requests))
+        submit = self._runner.submit
+        for request in requests:
+            submit(request)
 
     def _submit_later(self, messages: list[MessageExt], pq: ProcessQueue, queue: MessageQueue) -> None:
         loop = asyncio.get_running_loop()
@@ -120,9 +114,11 @@ class ConsumeMessageConcurrentlyService:
             message.properties[_START_TIME] = started
         return ConsumeConcurrentlyContext(request.message_queue)
 
-    def _consume_in_thread(self, request: ConsumeRequest) -> _Outcome | None:
+    def _consume_in_thread(self, request: ConsumeRequest) -> None:
+        """Java's ConsumeRequest.run, in a consume thread: the listener call, then its result."""
         if request.process_queue.dropped:
-            return None
+            request.process_queue.request_finished()
+            return
         context = self._prepare(request)
         began = time.monotonic()
         has_error = False
@@ -131,14 +127,13 @@ class ConsumeMessageConcurrentlyService:
         except Exception:
             has_error = True
             value = None
-            _log.warning("the listener of %s raised while consuming %d message(s) of %s; they are consumed again "
-                         "later", self.group, len(request.messages), request.message_queue, exc_info=True)
+            self._log_listener_error(request)
         rt_ms = (time.monotonic() - began) * 1000.0
-        return _Outcome(concurrently_status(value, has_error, self.group), context, rt_ms)
+        self._finish(request, concurrently_status(value, has_error, self.group), context, rt_ms)
 
     async def _consume_async(self, request: ConsumeRequest) -> None:
         if request.process_queue.dropped:
-            request.process_queue.in_flight -= 1
+            request.process_queue.request_finished()
             return
         context = self._prepare(request)
         began = time.monotonic()
@@ -150,36 +145,43 @@ class ConsumeMessageConcurrentlyService:
         except Exception:
             has_error = True
             value = None
-            _log.warning("the listener of %s raised while consuming %d message(s) of %s; they are consumed again "
-                         "later", self.group, len(request.messages), request.message_queue, exc_info=True)
+            self._log_listener_error(request)
         rt_ms = (time.monotonic() - began) * 1000.0
-        self._finish(request, _Outcome(concurrently_status(value, has_error, self.group), context, rt_ms))
+        self._finish(request, concurrently_status(value, has_error, self.group), context, rt_ms)
 
-    def _finish(self, request: ConsumeRequest, outcome: _Outcome | None) -> None:
-        """Java's processConsumeResult, on the loop: acknowledge, send back the rest, move the offset."""
-        request.process_queue.in_flight -= 1
-        if outcome is None or request.process_queue.dropped:
-            return
+    def _log_listener_error(self, request: ConsumeRequest) -> None:
+        _log.warning("the listener of %s raised while consuming %d message(s) of %s; they are consumed again later",
+                     self.group, len(request.messages), request.message_queue, exc_info=True)
+
+    def _finish(self, request: ConsumeRequest, status: ConsumeConcurrentlyStatus, context: ConsumeConcurrentlyContext,
+                rt_ms: float) -> None:
+        """Java's processConsumeResult, where the listener ran: acknowledge, send back the rest, move the offset."""
+        pq = request.process_queue
+        pq.request_finished()
         messages = request.messages
-        if not messages:
+        if pq.dropped or not messages:
             return
         topic = request.message_queue.topic
-        if outcome.status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
-            ack_index = min(outcome.context.ack_index, len(messages) - 1)
+        if status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
+            ack_index = min(context.ack_index, len(messages) - 1)
         else:
             ack_index = -1
         ok = ack_index + 1
-        self.consumer.stats.consumed(topic, outcome.rt_ms, ok, len(messages) - ok)
+        self.consumer.stats.consumed(topic, rt_ms, ok, len(messages) - ok)
         failed = messages[ack_index + 1:]
         if failed and self.config.message_model is MessageModel.CLUSTERING:
-            task = asyncio.get_running_loop().create_task(self._send_back_then_commit(request, failed, outcome.context))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(self._spawn, self._send_back_then_commit, request, failed, context)
             return
         if failed:
             for message in failed:
                 _log.warning("broadcasting: %s of %s was not consumed and is not retried", message.msg_id, topic)
         self._commit(request, messages)
+
+    def _spawn(self, send_back: Callable[..., Any], *args: Any) -> None:
+        task = asyncio.get_running_loop().create_task(send_back(*args))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _send_back_then_commit(self, request: ConsumeRequest, failed: list[MessageExt],
                                      context: ConsumeConcurrentlyContext) -> None:

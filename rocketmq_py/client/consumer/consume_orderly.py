@@ -8,18 +8,25 @@ tries to lock again shortly. ``SUSPEND_CURRENT_QUEUE_A_MOMENT`` puts the batch
 back and retries it after ``suspend_current_queue_time_millis``; after
 ``max_reconsume_times`` (no limit by default) the batch is sent to the retry
 topic, from where it goes to the dead-letter queue, and the queue moves on.
+
+With a plain-function listener the task runs in a consume thread from its
+first batch to its last, results and offsets included, as Java's
+ConsumeRequest does; an ``async`` listener's task runs on the event loop.
+Either way a per-queue lock keeps two tasks of one queue apart.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import sys
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 from rocketmq_py.client.consumer.listener import ConsumeOrderlyContext, ConsumeOrderlyStatus, orderly_status
 from rocketmq_py.client.consumer.process_queue import REBALANCE_LOCK_INTERVAL_MS
+from rocketmq_py.client.consumer.runner import ThreadRunner
 from rocketmq_py.common.consumer_body import CMResult, ConsumeMessageDirectlyResult
 from rocketmq_py.common.heartbeat_consumer import MessageModel
 from rocketmq_py.common.message_queue import MessageQueue
@@ -36,6 +43,15 @@ _log = logging.getLogger(__name__)
 MAX_TIME_CONSUME_CONTINUOUSLY_S = 60.0
 INITIAL_LOCK_DELAY_S = 1.0
 
+#: Sends one message to the retry topic; False when that failed.
+SendBack = Callable[["MessageExt"], bool]
+
+
+@dataclass
+class _QueueRequest:
+    process_queue: ProcessQueue
+    message_queue: MessageQueue
+
 
 class ConsumeMessageOrderlyService:
     def __init__(self, consumer: "AsyncPushConsumer", listener: Listener) -> None:
@@ -44,41 +60,43 @@ class ConsumeMessageOrderlyService:
         self.listener = listener
         self.group = consumer.group
         self.clustering = self.config.message_model is MessageModel.CLUSTERING
-        self._executor: ThreadPoolExecutor | None = None
-        self._queue_locks: dict[MessageQueue, asyncio.Lock] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: ThreadRunner[_QueueRequest] | None = None
+        # Java's MessageQueueLock: per queue, not per process queue, so that the task of a queue dropped by a
+        # rebalance and the task of the same queue taken again never overlap
+        self._thread_locks: dict[MessageQueue, threading.Lock] = {}
+        self._thread_locks_guard = threading.Lock()
+        self._task_locks: dict[MessageQueue, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._lock_task: asyncio.Task[None] | None = None
         self.stopped = False
-        self.active = 0
 
     @property
     def core_pool_size(self) -> int:
         return self.config.consume_thread_min
 
     def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         if not self.listener.is_async:
-            self._executor = ThreadPoolExecutor(self.config.consume_thread_min,
-                                                thread_name_prefix=f"ConsumeMessageThread_{self.group[:100]}")
+            self._runner = ThreadRunner(self.config.consume_thread_min, self._consume_in_thread,
+                                        f"ConsumeMessageThread_{self.group[:100]}")
         if self.clustering:
-            self._lock_task = asyncio.get_running_loop().create_task(self._lock_periodically())
+            self._lock_task = self._loop.create_task(self._lock_periodically())
 
     async def shutdown(self, timeout_s: float) -> None:
         self.stopped = True
         if self._lock_task is not None:
             self._lock_task.cancel()
+        if self._runner is not None:
+            await self._runner.shutdown(timeout_s)
         running = [task for task in self._tasks if not task.done()]
         if running:
             await asyncio.wait(running, timeout=timeout_s)
         for task in self._tasks:
             task.cancel()
-        if self._executor is not None:
-            self._executor.shutdown(wait=False)
         if self.clustering:
             assert self.consumer.rebalance is not None
             await self.consumer.rebalance.unlock_all(oneway=False)
-
-    def busy(self) -> int:
-        return self.active
 
     async def _lock_periodically(self) -> None:
         await asyncio.sleep(INITIAL_LOCK_DELAY_S)
@@ -92,12 +110,16 @@ class ConsumeMessageOrderlyService:
                 _log.error("renewing the queue locks of %s failed", self.group, exc_info=True)
             await asyncio.sleep(REBALANCE_LOCK_INTERVAL_MS / 1000.0)
 
-    # --- submitting --------------------------------------------------------------------------------
+    # --- submitting (on the event loop) ------------------------------------------------------------
 
     def submit(self, messages: list[MessageExt] | None, pq: ProcessQueue, queue: MessageQueue,
                dispatch: bool = True) -> None:
-        if dispatch and not self.stopped:
-            self._spawn(self._consume_queue(pq, queue))
+        if not dispatch or self.stopped:
+            return
+        if self._runner is not None:
+            self._runner.submit(_QueueRequest(pq, queue))
+        else:
+            self._spawn(self._consume_on_loop(pq, queue))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -119,64 +141,131 @@ class ConsumeMessageOrderlyService:
 
         self._spawn(relock())
 
-    # --- consuming --------------------------------------------------------------------------------
+    def _on_loop(self, callback: Callable[..., None], *args: Any) -> None:
+        """Run ``callback`` on the event loop (from a consume thread or from the loop itself)."""
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(callback, *args)
 
-    async def _consume_queue(self, pq: ProcessQueue, queue: MessageQueue) -> None:
+    # --- consuming: what both kinds of task do ---------------------------------------------------------
+
+    def _may_start(self, pq: ProcessQueue, queue: MessageQueue) -> bool:
+        """Broadcasting, or the queue is locked on its broker and the lock is fresh; else lock again later."""
+        if self.clustering and not (pq.locked and not pq.is_lock_expired()):
+            if not pq.dropped:
+                self._on_loop(self._try_lock_later_and_reconsume, pq, queue, 100)
+            return False
+        return True
+
+    def _next_batch(self, pq: ProcessQueue, queue: MessageQueue, began: float) -> list[MessageExt]:
+        """The queue's next batch, smallest offsets first; [] when the task stops here (rescheduled where Java
+        reschedules it)."""
+        if pq.dropped or self.stopped:
+            return []
+        if self.clustering and (not pq.locked or pq.is_lock_expired()):
+            self._on_loop(self._try_lock_later_and_reconsume, pq, queue, 10)
+            return []
+        if time.monotonic() - began > MAX_TIME_CONSUME_CONTINUOUSLY_S:
+            self._on_loop(self._submit_later, pq, queue, 10)
+            return []
+        messages = pq.take_messages(self.config.consume_message_batch_max_size)
+        if messages:
+            self.consumer.reset_retry_and_namespace(messages)
+        return messages
+
+    def _log_listener_error(self, messages: list[MessageExt], context: ConsumeOrderlyContext) -> None:
+        _log.warning("the orderly listener of %s raised while consuming %d message(s) of %s; the queue is "
+                     "suspended for a moment", self.group, len(messages), context.message_queue, exc_info=True)
+
+    # --- consuming: a task in a consume thread -----------------------------------------------------
+
+    def _thread_lock(self, queue: MessageQueue) -> threading.Lock:
+        with self._thread_locks_guard:
+            lock = self._thread_locks.get(queue)
+            if lock is None:
+                lock = self._thread_locks[queue] = threading.Lock()
+            return lock
+
+    def _consume_in_thread(self, request: _QueueRequest) -> None:
+        """Java's ConsumeRequest.run: the queue's batches in order, until none is left (or a minute passed)."""
+        pq, queue = request.process_queue, request.message_queue
         if pq.dropped:
             return
-        lock = self._queue_locks.setdefault(queue, asyncio.Lock())
-        async with lock:
-            if self.clustering and not (pq.locked and not pq.is_lock_expired()):
-                if not pq.dropped:
-                    self._try_lock_later_and_reconsume(pq, queue, 100)
+        with self._thread_lock(queue):
+            if not self._may_start(pq, queue):
                 return
             began = time.monotonic()
-            while not pq.dropped and not self.stopped:
-                if self.clustering and (not pq.locked or pq.is_lock_expired()):
-                    self._try_lock_later_and_reconsume(pq, queue, 10)
-                    return
-                if time.monotonic() - began > MAX_TIME_CONSUME_CONTINUOUSLY_S:
-                    self._submit_later(pq, queue, 10)
-                    return
-                messages = pq.take_messages(self.config.consume_message_batch_max_size)
-                if not messages:
-                    return
-                self.consumer.reset_retry_and_namespace(messages)
+            while messages := self._next_batch(pq, queue, began):
                 context = ConsumeOrderlyContext(queue)
                 started = time.monotonic()
-                self.active += 1
-                pq.in_flight += 1
+                has_error = False
+                pq.requests_submitted(1)
                 try:
-                    value, has_error = await self._call(messages, context)
+                    value = self.listener.function(messages, context)
+                except Exception:
+                    has_error = True
+                    value = None
+                    self._log_listener_error(messages, context)
                 finally:
-                    self.active -= 1
-                    pq.in_flight -= 1
+                    pq.request_finished()
                 if pq.dropped:
                     return
                 status = orderly_status(value, has_error, self.group)
-                if status is not ConsumeOrderlyStatus.SUCCESS:
-                    _log.warning("orderly consumption of %s in %s did not succeed (%s)", queue, self.group,
-                                 status.value)
                 rt_ms = (time.monotonic() - started) * 1000.0
-                if not await self._process_result(messages, status, context, pq, queue, rt_ms):
+                if not self._process_result(messages, status, context, pq, queue, rt_ms, self._send_back_and_wait):
                     return
 
-    async def _call(self, messages: list[MessageExt], context: ConsumeOrderlyContext) -> tuple[Any, bool]:
-        try:
-            if self.listener.is_async:
-                return await self.listener.function(messages, context), False
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._executor, self.listener.function, messages, context), False
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            _log.warning("the orderly listener of %s raised while consuming %d message(s) of %s; the queue is "
-                         "suspended for a moment", self.group, len(messages), context.message_queue, exc_info=True)
-            return None, True
+    def _send_back_and_wait(self, message: MessageExt) -> bool:
+        """Java's sendMessageBack of a consume thread: the consume thread waits for it."""
+        assert self._loop is not None
+        resend = self.consumer.resend_to_retry_topic(message, self._max_reconsume_times(), message.reconsume_times)
+        return asyncio.run_coroutine_threadsafe(resend, self._loop).result()
 
-    async def _process_result(self, messages: list[MessageExt], status: ConsumeOrderlyStatus,
-                              context: ConsumeOrderlyContext, pq: ProcessQueue, queue: MessageQueue,
-                              rt_ms: float) -> bool:
+    # --- consuming: a task on the event loop (async listeners) ---------------------------------------
+
+    async def _consume_on_loop(self, pq: ProcessQueue, queue: MessageQueue) -> None:
+        if pq.dropped:
+            return
+        lock = self._task_locks.setdefault(queue, asyncio.Lock())
+        async with lock:
+            if not self._may_start(pq, queue):
+                return
+            began = time.monotonic()
+            while messages := self._next_batch(pq, queue, began):
+                context = ConsumeOrderlyContext(queue)
+                started = time.monotonic()
+                has_error = False
+                pq.requests_submitted(1)
+                try:
+                    value = await self.listener.function(messages, context)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    has_error = True
+                    value = None
+                    self._log_listener_error(messages, context)
+                finally:
+                    pq.request_finished()
+                if pq.dropped:
+                    return
+                status = orderly_status(value, has_error, self.group)
+                rt_ms = (time.monotonic() - started) * 1000.0
+                sent_back: dict[int, bool] = {}
+                if status is ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT:
+                    # the messages past their maximum go to the retry topic first, so that the result is then
+                    # processed as in a consume thread
+                    for message in messages:
+                        if message.reconsume_times >= self._max_reconsume_times():
+                            sent_back[id(message)] = await self.consumer.resend_to_retry_topic(
+                                message, self._max_reconsume_times(), message.reconsume_times)
+                if not self._process_result(messages, status, context, pq, queue, rt_ms,
+                                            lambda message: sent_back[id(message)]):
+                    return
+
+    # --- the result -------------------------------------------------------------------------------
+
+    def _process_result(self, messages: list[MessageExt], status: ConsumeOrderlyStatus,
+                        context: ConsumeOrderlyContext, pq: ProcessQueue, queue: MessageQueue, rt_ms: float,
+                        send_back: SendBack) -> bool:
         """Java's processConsumeResult; False when the queue's task should stop (it was rescheduled)."""
         commit_offset = -1
         keep_going = True
@@ -185,9 +274,9 @@ class ConsumeMessageOrderlyService:
         if context.auto_commit:
             if status is suspend:
                 stats.consumed(queue.topic, rt_ms, 0, len(messages))
-                if await self._check_reconsume_times(messages):
+                if self._check_reconsume_times(messages, send_back):
                     pq.make_message_to_consume_again(messages)
-                    self._submit_later(pq, queue, context.suspend_current_queue_time_millis)
+                    self._on_loop(self._submit_later, pq, queue, context.suspend_current_queue_time_millis)
                     keep_going = False
                 else:
                     commit_offset = pq.commit()
@@ -201,14 +290,16 @@ class ConsumeMessageOrderlyService:
                 commit_offset = pq.commit()
             elif status is ConsumeOrderlyStatus.ROLLBACK:
                 pq.rollback()
-                self._submit_later(pq, queue, context.suspend_current_queue_time_millis)
+                self._on_loop(self._submit_later, pq, queue, context.suspend_current_queue_time_millis)
                 keep_going = False
             elif status is suspend:
                 stats.consumed(queue.topic, rt_ms, 0, len(messages))
-                if await self._check_reconsume_times(messages):
+                if self._check_reconsume_times(messages, send_back):
                     pq.make_message_to_consume_again(messages)
-                    self._submit_later(pq, queue, context.suspend_current_queue_time_millis)
+                    self._on_loop(self._submit_later, pq, queue, context.suspend_current_queue_time_millis)
                     keep_going = False
+        if status is not ConsumeOrderlyStatus.SUCCESS:
+            _log.warning("orderly consumption of %s in %s did not succeed (%s)", queue, self.group, status.value)
         if commit_offset >= 0 and not pq.dropped:
             assert self.consumer.offset_store is not None
             self.consumer.offset_store.update_offset(queue, commit_offset, False)
@@ -218,14 +309,13 @@ class ConsumeMessageOrderlyService:
         configured = self.config.max_reconsume_times
         return sys.maxsize if configured == -1 else configured
 
-    async def _check_reconsume_times(self, messages: list[MessageExt]) -> bool:
+    def _check_reconsume_times(self, messages: list[MessageExt], send_back: SendBack) -> bool:
         """True to suspend (consume again here); messages past the maximum go to the retry topic instead."""
         suspend = False
         for message in messages:
             if message.reconsume_times >= self._max_reconsume_times():
                 message.properties["RECONSUME_TIME"] = str(message.reconsume_times)
-                if not await self.consumer.resend_to_retry_topic(message, self._max_reconsume_times(),
-                                                                 message.reconsume_times):
+                if not send_back(message):
                     suspend = True
                     message.reconsume_times += 1
             else:

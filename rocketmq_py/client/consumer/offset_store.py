@@ -13,6 +13,7 @@ import abc
 import enum
 import logging
 import os
+import threading
 from typing import TYPE_CHECKING, Iterable
 
 from rocketmq_py.errors import BrokerResponseError, ClientError, RocketMQError
@@ -42,14 +43,17 @@ class OffsetStore(abc.ABC):
 
     def __init__(self) -> None:
         self.offset_table: dict[MessageQueue, int] = {}
+        # consume threads move offsets while the event loop reads and persists them
+        self._update_lock = threading.Lock()
 
     async def load(self) -> None:
         """Read what the store already holds (the local file; nothing for the broker store)."""
 
     def update_offset(self, queue: MessageQueue, offset: int, increase_only: bool) -> None:
-        old = self.offset_table.get(queue)
-        if old is None or not increase_only or offset > old:
-            self.offset_table[queue] = offset
+        with self._update_lock:
+            old = self.offset_table.get(queue)
+            if old is None or not increase_only or offset > old:
+                self.offset_table[queue] = offset
 
     def read_offset_from_memory(self, queue: MessageQueue) -> int:
         return self.offset_table.get(queue, NO_OFFSET)
@@ -80,7 +84,8 @@ class OffsetStore(abc.ABC):
         self.offset_table.pop(queue, None)
 
     def clone_offset_table(self, topic: str | None = None) -> dict[MessageQueue, int]:
-        return {queue: offset for queue, offset in self.offset_table.items() if not topic or queue.topic == topic}
+        return {queue: offset for queue, offset in list(self.offset_table.items())
+                if not topic or queue.topic == topic}
 
 
 class RemoteBrokerOffsetStore(OffsetStore):
@@ -245,7 +250,7 @@ class LocalFileOffsetStore(OffsetStore):
     async def persist_all(self, queues: Iterable[MessageQueue], oneway: bool = True) -> None:
         wanted = set(queues)
         if wanted:
-            self._write({queue: offset for queue, offset in self.offset_table.items() if queue in wanted})
+            self._write({queue: offset for queue, offset in list(self.offset_table.items()) if queue in wanted})
 
     async def persist(self, queue: MessageQueue) -> None:
         offset = self.offset_table.get(queue)

@@ -2,12 +2,15 @@
 
 Messages are kept by queue offset. The smallest offset still cached is the
 offset that can be committed: everything below it was consumed. The counts
-and sizes drive the flow control of the pull loop. A process queue lives on
-one event loop and is only touched from it, so it needs no lock.
+and sizes drive the flow control of the pull loop. The event loop puts pulled
+messages in and the consume threads take them out and remove them when they
+are consumed (as Java's consume threads do), so the maps, the counts and the
+consuming flag change under one lock, as Java guards its tree map with a
+read-write lock; the flow control reads the counts without it.
 """
 from __future__ import annotations
 
-import bisect
+import threading
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Iterable
@@ -99,6 +102,7 @@ class ProcessQueue:
     """The pulled messages of one queue, waiting for or in consumption."""
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
         self._cached = _OffsetMap()
         #: Orderly: messages handed to the listener and not yet committed.
         self._consuming = _OffsetMap()
@@ -116,6 +120,16 @@ class ProcessQueue:
         #: Consume requests handed to the listener and not finished (to drain before a reset or drop).
         self.in_flight = 0
 
+    # --- consume requests in flight ----------------------------------------------------------
+
+    def requests_submitted(self, count: int) -> None:
+        with self._lock:
+            self.in_flight += count
+
+    def request_finished(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
     # --- state -------------------------------------------------------------------------------
 
     def is_lock_expired(self) -> bool:
@@ -127,20 +141,23 @@ class ProcessQueue:
     @property
     def max_span(self) -> int:
         """The distance between the smallest and largest cached offsets (for consumeConcurrentlyMaxSpan)."""
-        cached = self._cached
-        if not cached:
-            return 0
-        return cached.last() - cached.first()
+        with self._lock:
+            cached = self._cached
+            if not cached:
+                return 0
+            return cached.last() - cached.first()
 
     @property
     def has_temp_message(self) -> bool:
         return bool(self._cached)
 
     def first_offset(self) -> int | None:
-        return self._cached.first() if self._cached else None
+        with self._lock:
+            return self._cached.first() if self._cached else None
 
     def last_offset(self) -> int | None:
-        return self._cached.last() if self._cached else None
+        with self._lock:
+            return self._cached.last() if self._cached else None
 
     # --- concurrently --------------------------------------------------------------------------
 
@@ -150,18 +167,19 @@ class ProcessQueue:
         added = 0
         size = 0
         last = None
-        for message in messages:
-            last = message
-            if cached.put(message.queue_offset, message):
-                added += 1
-                self.queue_offset_max = message.queue_offset
-                size += len(message.body)
-        self.msg_count += added
-        self.msg_size += size
-        dispatch = False
-        if cached and not self.consuming:
-            dispatch = True
-            self.consuming = True
+        with self._lock:
+            for message in messages:
+                last = message
+                if cached.put(message.queue_offset, message):
+                    added += 1
+                    self.queue_offset_max = message.queue_offset
+                    size += len(message.body)
+            self.msg_count += added
+            self.msg_size += size
+            dispatch = False
+            if cached and not self.consuming:
+                dispatch = True
+                self.consuming = True
         if last is not None:
             max_offset = last.properties.get(MAX_OFFSET)
             if max_offset is not None:
@@ -174,26 +192,28 @@ class ProcessQueue:
         """Forget consumed messages; the offset to commit next, or -1 when nothing is cached."""
         self.last_consume_timestamp = now_ms()
         cached = self._cached
-        if not cached:
-            return -1
-        result = self.queue_offset_max + 1
-        removed = 0
-        for message in messages:
-            if cached.pop(message.queue_offset) is not None:
-                removed += 1
-                self.msg_size -= len(message.body)
-        self.msg_count -= removed
-        if self.msg_count == 0:
-            self.msg_size = 0
-        if cached:
-            result = cached.first()
-        return result
+        with self._lock:
+            if not cached:
+                return -1
+            result = self.queue_offset_max + 1
+            removed = 0
+            size = 0
+            for message in messages:
+                if cached.pop(message.queue_offset) is not None:
+                    removed += 1
+                    size += len(message.body)
+            self.msg_count -= removed
+            self.msg_size = self.msg_size - size if self.msg_count else 0
+            if cached:
+                result = cached.first()
+            return result
 
     def expired_first(self, timeout_ms: int, now: int) -> MessageExt | None:
         """The first cached message when its consumption started more than ``timeout_ms`` ago."""
-        if not self._cached:
-            return None
-        message = self._cached.messages[self._cached.first()]
+        with self._lock:
+            if not self._cached:
+                return None
+            message = self._cached.messages[self._cached.first()]
         started = message.properties.get(MessageConst.CONSUME_START_TIMESTAMP)
         if started and now - int(started) > timeout_ms:
             return message
@@ -206,47 +226,56 @@ class ProcessQueue:
         self.last_consume_timestamp = now_ms()
         taken: list[MessageExt] = []
         cached, consuming = self._cached, self._consuming
-        while cached and len(taken) < batch_size:
-            offset, message = cached.pop_first()
-            consuming.put(offset, message)
-            taken.append(message)
-        if not taken:
-            self.consuming = False
+        with self._lock:
+            while cached and len(taken) < batch_size:
+                offset, message = cached.pop_first()
+                consuming.put(offset, message)
+                taken.append(message)
+            if not taken:
+                self.consuming = False
         return taken
 
     def commit(self) -> int:
         """Orderly: the consuming messages are done; the offset to commit next, or -1."""
         consuming = self._consuming
-        if not consuming:
-            return -1
-        last = consuming.last()
-        self.msg_count -= len(consuming)
-        if self.msg_count == 0:
-            self.msg_size = 0
-        else:
-            self.msg_size -= sum(len(m.body) for m in consuming.messages.values())
-        consuming.clear()
-        return last + 1
+        with self._lock:
+            if not consuming:
+                return -1
+            last = consuming.last()
+            self.msg_count -= len(consuming)
+            if self.msg_count == 0:
+                self.msg_size = 0
+            else:
+                self.msg_size -= sum(len(m.body) for m in consuming.messages.values())
+            consuming.clear()
+            return last + 1
 
     def rollback(self) -> None:
         """Orderly: put every consuming message back in the cache."""
-        for offset, message in self._consuming.items():
-            self._cached.put(offset, message)
-        self._consuming.clear()
+        with self._lock:
+            for offset, message in self._consuming.items():
+                self._cached.put(offset, message)
+            self._consuming.clear()
 
     def make_message_to_consume_again(self, messages: Iterable[MessageExt]) -> None:
-        for message in messages:
-            self._consuming.pop(message.queue_offset)
-            self._cached.put(message.queue_offset, message)
+        with self._lock:
+            for message in messages:
+                self._consuming.pop(message.queue_offset)
+                self._cached.put(message.queue_offset, message)
 
     def clear(self) -> None:
-        self._cached.clear()
-        self._consuming.clear()
-        self.msg_count = 0
-        self.msg_size = 0
-        self.queue_offset_max = 0
+        with self._lock:
+            self._cached.clear()
+            self._consuming.clear()
+            self.msg_count = 0
+            self.msg_size = 0
+            self.queue_offset_max = 0
 
     def fill_info(self, info: ProcessQueueInfo) -> None:
+        with self._lock:
+            self._fill_info(info)
+
+    def _fill_info(self, info: ProcessQueueInfo) -> None:
         cached, consuming = self._cached, self._consuming
         if cached:
             info.cached_msg_min_offset = cached.first()

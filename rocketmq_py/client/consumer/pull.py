@@ -5,10 +5,20 @@ codec, filtered again by tag string (the broker matched only the tag hash),
 and marked with the queue's min and max offsets as Java marks them. The
 broker may suggest pulling a queue from a slave; the suggestion is kept per
 queue.
+
+A PULL_RETRY_IMMEDIATELY answer has no messages. Java's client moves to its
+``nextBeginOffset`` whatever the reason; this one only when the remark says
+the messages before it are not for the consumer (none matched its
+subscription, or they were deleted, which is logged). Any other 20 (a slave
+behind the consumer, an older slave that did not serve reads) raises
+:class:`~rocketmq_py.errors.PullRetryImmediatelyError`: the consumer pulls the
+same offset again after its exception delay, from the broker the answer
+suggested, and never moves past messages it did not receive.
 """
 from __future__ import annotations
 
 import enum
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,16 +28,20 @@ from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.filter import SubscriptionData
 from rocketmq_py.common.headers.pull import (
     FLAG_COMMIT_OFFSET,
+    RETRY_PAST_REMOVED,
+    RETRY_PAST_UNMATCHED,
     PullMessageRequestHeader,
     PullMessageResponseHeader,
 )
 from rocketmq_py.common.message import MessageConst, MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.route import MASTER_ID
-from rocketmq_py.errors import ClientError
+from rocketmq_py.errors import ClientError, PullRetryImmediatelyError
 
 if TYPE_CHECKING:
     from rocketmq_py.client.instance import MQClientInstance
+
+_log = logging.getLogger(__name__)
 
 #: The first broker version that filters by SQL92 (Java's MQVersion V4_1_0_SNAPSHOT ordinal).
 SQL92_MIN_BROKER_VERSION = 232
@@ -115,12 +129,28 @@ class PullAPI:
             suggest_which_broker_id=answer.suggest_which_broker_id,
         )
         self.pull_from_which_node[queue] = answer.suggest_which_broker_id
+        if response.code == ResponseCode.PULL_RETRY_IMMEDIATELY:
+            self._check_way_forward(queue, offset, answer.next_begin_offset, response.remark, broker.addr)
         if result.status is PullStatus.FOUND and response.body:
             result.messages = process_messages(
                 codec.decode_store_records(response.body, strict=False), queue, subscription,
                 result.min_offset, result.max_offset,
             )
         return result
+
+    def _check_way_forward(self, queue: MessageQueue, offset: int, next_offset: int, remark: str | None,
+                           addr: str) -> None:
+        """Raise unless a PULL_RETRY_IMMEDIATELY answer says why the consumer may skip to ``next_offset``."""
+        if remark == RETRY_PAST_UNMATCHED:
+            return
+        if remark == RETRY_PAST_REMOVED:
+            _log.warning("%s: the messages of %s from offset %d to %d were deleted from the broker %s before "
+                         "they were pulled", self.group, queue, offset, next_offset, addr)
+            return
+        raise PullRetryImmediatelyError(
+            ResponseCode.PULL_RETRY_IMMEDIATELY,
+            f"{remark or '(no remark)'}, no messages at offset {offset} (next offset {next_offset}); pulling "
+            "there again", addr)
 
 
 def process_messages(messages: list[MessageExt], queue: MessageQueue, subscription: SubscriptionData,

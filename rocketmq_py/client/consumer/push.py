@@ -22,6 +22,7 @@ from rocketmq_py.client.consumer.process_queue import now_ms
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
 from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
 from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, cancel_and_wait
+from rocketmq_py.client.consumer.stats import FlowControlTimes
 from rocketmq_py.client.consumer.stream import BatchStream
 from rocketmq_py.common import validators
 from rocketmq_py.common.codes import ResponseCode
@@ -47,6 +48,8 @@ _log = logging.getLogger(__name__)
 BROKER_SUSPEND_MAX_TIME_MILLIS = 15_000
 CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND = 30_000
 FLOW_CONTROL_DELAY_S = 0.05
+#: A flow control pause is logged the first time and then once every this many times, as in Java.
+FLOW_CONTROL_LOG_EVERY = 1000
 BROKER_FLOW_CONTROL_DELAY_S = 0.02
 SUSPEND_DELAY_S = 1.0
 OFFSET_ILLEGAL_FIX_DELAY_S = 10.0
@@ -132,6 +135,9 @@ class AsyncPushConsumer(ConsumerMember):
         self._stream: BatchStream | None = None
         #: Failed pulls, logged once per broker and interval with a count.
         self._pull_failures = FailureLog(_log, f"pulls of group {self.config.consumer_group} from broker")
+        #: Pulls that waited for the listener to catch up, since start.
+        self.flow_control = FlowControlTimes()
+        self._retry_topic = ""
 
     @property
     def consume_orderly(self) -> bool:
@@ -221,6 +227,7 @@ class AsyncPushConsumer(ConsumerMember):
         if not self._subscriptions:
             raise ClientStateError("no subscription: call subscribe(topic, expression) before start()")
         self.state = ServiceState.START_FAILED
+        self._retry_topic = self.config.retry_topic
         strategy = resolve_strategy(self.config.allocate_message_queue_strategy)
         if self.config.message_model is MessageModel.CLUSTERING:
             resolve_instance_name(self.config)
@@ -316,15 +323,27 @@ class AsyncPushConsumer(ConsumerMember):
         if not task.cancelled() and task.exception() is not None:
             _log.error("the pull task of %s stopped", queue, exc_info=task.exception())
 
-    def _flow_control_delay(self, pq: ProcessQueue) -> float:
+    def _flow_control_delay(self, queue: MessageQueue, pq: ProcessQueue) -> float:
+        """Java's flow control of pullMessage: a pause when the queue holds too much that is not consumed yet."""
         config = self.config
+        times = self.flow_control
         if pq.msg_count > config.pull_threshold_for_queue:
-            return FLOW_CONTROL_DELAY_S
-        if pq.msg_size > config.pull_threshold_size_for_queue * 1024 * 1024:
-            return FLOW_CONTROL_DELAY_S
-        if not self.consume_orderly and pq.max_span > config.consume_concurrently_max_span:
-            return FLOW_CONTROL_DELAY_S
-        return 0.0
+            times.cached_count += 1
+            what = f"{pq.msg_count} messages cached (pull_threshold_for_queue {config.pull_threshold_for_queue})"
+        elif pq.msg_size > config.pull_threshold_size_for_queue * 1024 * 1024:
+            times.cached_size += 1
+            what = (f"{pq.msg_size // (1024 * 1024)} MiB cached "
+                    f"(pull_threshold_size_for_queue {config.pull_threshold_size_for_queue})")
+        elif not self.consume_orderly and pq.max_span > config.consume_concurrently_max_span:
+            times.offset_span += 1
+            what = (f"cached offsets {pq.max_span} apart "
+                    f"(consume_concurrently_max_span {config.consume_concurrently_max_span})")
+        else:
+            return 0.0
+        if times.total % FLOW_CONTROL_LOG_EVERY == 1:
+            _log.warning("%s: pulls of %s wait for the listener: %s; %d such pauses so far", self.group, queue, what,
+                         times.total)
+        return FLOW_CONTROL_DELAY_S
 
     async def _pull_loop(self, queue: MessageQueue, pq: ProcessQueue, next_offset: int) -> None:
         # lazy: see rocketmq_py/_lazy.py
@@ -343,7 +362,7 @@ class AsyncPushConsumer(ConsumerMember):
             if self.paused:
                 await asyncio.sleep(SUSPEND_DELAY_S)
                 continue
-            delay = self._flow_control_delay(pq)
+            delay = self._flow_control_delay(queue, pq)
             if delay:
                 await asyncio.sleep(delay)
                 continue
@@ -418,12 +437,13 @@ class AsyncPushConsumer(ConsumerMember):
 
     def reset_retry_and_namespace(self, messages: Sequence[MessageExt]) -> None:
         """Messages of the retry topic show their original topic to the listener, as in Java."""
-        retry = self.config.retry_topic
+        retry = self._retry_topic
         namespace = self.config.namespace
         for message in messages:
-            original = message.properties.get(_RETRY_TOPIC)
-            if original is not None and message.topic == retry:
-                message.topic = original
+            if message.topic == retry:
+                original = message.properties.get(_RETRY_TOPIC)
+                if original is not None:
+                    message.topic = original
             if namespace:
                 message.topic = self.config.without_namespace(message.topic)
 

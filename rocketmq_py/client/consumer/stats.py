@@ -1,8 +1,10 @@
 """Consumption statistics for ``mqadmin consumerStatus`` (Java's client/stat/ConsumerStatsManager, simplified:
-rates over the last minute, failures over the last hour)."""
+rates over the last minute, failures over the last hour). Consume threads add to them while the event loop reads
+them, so one lock guards the series."""
 from __future__ import annotations
 
 import collections
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +45,24 @@ class _Series:
         return sum(b[1] for b in self.buckets), sum(b[2] for b in self.buckets)
 
 
+@dataclass
+class FlowControlTimes:
+    """How often a pull of a push consumer waited 50 ms because its queue held too much that the listener had not
+    consumed yet (Java's queueFlowControlTimes and queueMaxSpanFlowControlTimes, split by reason). None while the
+    listener keeps up with the pulls."""
+
+    #: More than ``pull_threshold_for_queue`` messages cached.
+    cached_count: int = 0
+    #: More than ``pull_threshold_size_for_queue`` MiB cached.
+    cached_size: int = 0
+    #: Cached offsets spread over more than ``consume_concurrently_max_span`` (concurrent listeners only).
+    offset_span: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.cached_count + self.cached_size + self.offset_span
+
+
 class _TopicStats:
     def __init__(self) -> None:
         self.pull_rt = _Series(WINDOW_S)
@@ -58,6 +78,7 @@ class ConsumerStats:
 
     def __init__(self) -> None:
         self._topics: dict[str, _TopicStats] = {}
+        self._lock = threading.Lock()
 
     def _topic(self, topic: str) -> _TopicStats:
         stats = self._topics.get(topic)
@@ -67,34 +88,41 @@ class ConsumerStats:
 
     def pull(self, topic: str, rt_ms: float, messages: int) -> None:
         now = time.monotonic()
-        stats = self._topic(topic)
-        stats.pull_rt.add(rt_ms, now)
-        if messages:
-            stats.pull_tps.add(messages, now)
+        with self._lock:
+            stats = self._topic(topic)
+            stats.pull_rt.add(rt_ms, now)
+            if messages:
+                stats.pull_tps.add(messages, now)
 
     def consumed(self, topic: str, rt_ms: float, ok: int, failed: int) -> None:
         now = time.monotonic()
-        stats = self._topic(topic)
-        stats.consume_rt.add(rt_ms, now)
-        if ok:
-            stats.consume_ok.add(ok, now)
-        if failed:
-            stats.consume_failed.add(failed, now)
-            stats.consume_failed_hour.add(failed, now)
+        with self._lock:
+            stats = self._topic(topic)
+            stats.consume_rt.add(rt_ms, now)
+            if ok:
+                stats.consume_ok.add(ok, now)
+            if failed:
+                stats.consume_failed.add(failed, now)
+                stats.consume_failed_hour.add(failed, now)
 
     def status(self, topic: str) -> ConsumeStatus:
         # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.consumer_body import ConsumeStatus
 
         now = time.monotonic()
-        stats = self._topic(topic)
-        pulls, pull_rt = stats.pull_rt.summary(now)
-        consumes, consume_rt = stats.consume_rt.summary(now)
+        with self._lock:
+            stats = self._topic(topic)
+            pulls, pull_rt = stats.pull_rt.summary(now)
+            consumes, consume_rt = stats.consume_rt.summary(now)
+            pull_tps = stats.pull_tps.summary(now)[1]
+            consume_ok = stats.consume_ok.summary(now)[1]
+            consume_failed = stats.consume_failed.summary(now)[1]
+            failed_hour = stats.consume_failed_hour.summary(now)[1]
         return ConsumeStatus(
             pull_rt=pull_rt / pulls if pulls else 0.0,
-            pull_tps=stats.pull_tps.summary(now)[1] / WINDOW_S,
+            pull_tps=pull_tps / WINDOW_S,
             consume_rt=consume_rt / consumes if consumes else 0.0,
-            consume_ok_tps=stats.consume_ok.summary(now)[1] / WINDOW_S,
-            consume_failed_tps=stats.consume_failed.summary(now)[1] / WINDOW_S,
-            consume_failed_msgs=int(stats.consume_failed_hour.summary(now)[1]),
+            consume_ok_tps=consume_ok / WINDOW_S,
+            consume_failed_tps=consume_failed / WINDOW_S,
+            consume_failed_msgs=int(failed_hour),
         )

@@ -1,4 +1,5 @@
-"""Headers of PULL_MESSAGE (11): Java's PullMessageRequestHeader and PullMessageResponseHeader, and PullSysFlag."""
+"""Headers of PULL_MESSAGE (11): Java's PullMessageRequestHeader and PullMessageResponseHeader, PullSysFlag, and
+the remarks of a PULL_RETRY_IMMEDIATELY answer that let a consumer move past messages it did not receive."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,3 +56,12 @@ class PullMessageResponseHeader(CommandHeader):
     next_begin_offset: int = wire("nextBeginOffset", 0, bits=64)
     min_offset: int = wire("minOffset", 0, bits=64)
     max_offset: int = wire("maxOffset", 0, bits=64)
+
+
+#: The remarks (Java's GetMessageStatus names) of a PULL_RETRY_IMMEDIATELY (20) answer whose ``nextBeginOffset``
+#: a consumer may move to without the messages before it: none of them matched its subscription, or their
+#: CommitLog file was deleted. Any other 20 carries no messages and no way forward: a 4.9 slave's offset out of
+#: range (without ``offsetCheckInSlave`` its ``nextBeginOffset`` is the requested offset), or an older slave of
+#: ours that answered FOUND with 20, no body and an advanced ``nextBeginOffset``.
+RETRY_PAST_UNMATCHED = "NO_MATCHED_MESSAGE"
+RETRY_PAST_REMOVED = "MESSAGE_WAS_REMOVING"

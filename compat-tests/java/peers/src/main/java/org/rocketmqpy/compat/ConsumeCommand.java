@@ -17,9 +17,11 @@ import org.apache.rocketmq.common.protocol.heartbeat.MessageModel;
 
 /**
  * {@code consume --namesrv ADDR --topic T --group G --count N [--timeout-ms MS] [--sub EXPR]
- * [--sql EXPR] [--from first|last] [--model CLUSTERING|BROADCASTING] [--access-key AK --secret-key SK]}
+ * [--sql EXPR] [--from first|last] [--model CLUSTERING|BROADCASTING] [--access-key AK --secret-key SK]
+ * [--poll-ns-ms MS]}
  *
- * <p>DefaultMQPushConsumer until N messages arrived or the timeout passed. One line per message,
+ * <p>DefaultMQPushConsumer until N messages arrived or the timeout passed ({@code --poll-ns-ms} sets its
+ * pollNameServerInterval, 30 s by default, so that a failover test need not wait for it). One line per message,
  * then {@code {"done":true,"count":n,"timedOut":bool}}. A timeout is not an error (exit 0), so a
  * test can also check that fewer messages arrive.
  */
@@ -41,6 +43,9 @@ final class ConsumeCommand {
         consumer.setConsumeFromWhere("last".equals(a.get("from", "first"))
             ? ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET : ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET);
         consumer.setMessageModel(MessageModel.valueOf(a.get("model", "CLUSTERING")));
+        if (a.has("poll-ns-ms")) {
+            consumer.setPollNameServerInterval(a.getInt("poll-ns-ms", 30000));
+        }
         consumer.setConsumeMessageBatchMaxSize(1);
         consumer.setConsumeThreadMin(1);
         consumer.setConsumeThreadMax(1);

@@ -9,10 +9,14 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.apache.rocketmq.client.consumer.DefaultMQPushConsumer;
 import org.apache.rocketmq.client.consumer.listener.ConsumeConcurrentlyStatus;
+import org.apache.rocketmq.client.consumer.listener.ConsumeOrderlyStatus;
 import org.apache.rocketmq.client.consumer.listener.MessageListenerConcurrently;
+import org.apache.rocketmq.client.consumer.listener.MessageListenerOrderly;
 import org.apache.rocketmq.client.consumer.store.OffsetSerializeWrapper;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.LocalTransactionState;
@@ -177,10 +181,13 @@ final class ConsumerPeerCommands {
     }
 
     /**
-     * {@code consume-bench --namesrv ADDR --topic T --group G --count N [--timeout-ms MS]}: a default
-     * DefaultMQPushConsumer from the first offset with a listener that only counts; one line
-     * {@code {"count":n,"seconds":S,"firstToLastSeconds":F,"startSeconds":T}}: S from start() to the N-th
-     * message, F from the first message to the N-th.
+     * {@code consume-bench --namesrv ADDR --topic T --group G --count N [--timeout-ms MS] [--orderly]}: a default
+     * DefaultMQPushConsumer from the first offset with a listener that only counts (MessageListenerConcurrently,
+     * or MessageListenerOrderly with {@code --orderly}); one line
+     * {@code {"count":n,"seconds":S,"firstToLastSeconds":F,"startSeconds":T,"tenths":[..],"flowControlTimes":C,
+     * "maxSpanFlowControlTimes":M}}: S from start() to the N-th message, F from the first message to the N-th,
+     * tenths the messages of each 100 ms from the first one, C and M the consumer's own counts of pulls paused by
+     * its flow control (cached messages or MiB, offset span).
      */
     static void consumeBench(Args a) throws Exception {
         final int count = a.getInt("count", 1000);
@@ -193,21 +200,37 @@ final class ConsumerPeerCommands {
         final AtomicLong bytes = new AtomicLong();
         final AtomicLong first = new AtomicLong();
         final AtomicLong last = new AtomicLong();
+        final AtomicIntegerArray tenths = new AtomicIntegerArray((int) (timeoutMs / 100) + 1);
         final CountDownLatch done = new CountDownLatch(1);
-        consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+        final Consumer<List<MessageExt>> tally = msgs -> {
             for (MessageExt m : msgs) {
                 bytes.addAndGet(m.getBody().length);
                 int n = seen.incrementAndGet();
+                long now = System.nanoTime();
                 if (n == 1) {
-                    first.set(System.nanoTime());
+                    first.set(now);
+                }
+                int tenth = (int) ((now - first.get()) / 100_000_000L);
+                if (tenth < tenths.length()) {
+                    tenths.incrementAndGet(tenth);
                 }
                 if (n == count) {
-                    last.set(System.nanoTime());
+                    last.set(now);
                     done.countDown();
                 }
             }
-            return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
-        });
+        };
+        if (a.has("orderly")) {
+            consumer.registerMessageListener((MessageListenerOrderly) (msgs, ctx) -> {
+                tally.accept(msgs);
+                return ConsumeOrderlyStatus.SUCCESS;
+            });
+        } else {
+            consumer.registerMessageListener((MessageListenerConcurrently) (msgs, ctx) -> {
+                tally.accept(msgs);
+                return ConsumeConcurrentlyStatus.CONSUME_SUCCESS;
+            });
+        }
         long began = System.nanoTime();
         consumer.start();
         boolean complete = done.await(timeoutMs, TimeUnit.MILLISECONDS);
@@ -218,8 +241,24 @@ final class ConsumerPeerCommands {
         out.put("seconds", complete ? (last.get() - began) / 1e9 : -1);
         out.put("firstToLastSeconds", complete ? (last.get() - first.get()) / 1e9 : -1);
         out.put("startSeconds", (first.get() - began) / 1e9);
+        List<Integer> used = new ArrayList<>();
+        int lastTenth = complete ? (int) Math.min((last.get() - first.get()) / 100_000_000L, tenths.length() - 1) : -1;
+        for (int i = 0; i <= lastTenth; i++) {
+            used.add(tenths.get(i));
+        }
+        out.put("tenths", used);
+        out.put("flowControlTimes", privateLong(consumer.getDefaultMQPushConsumerImpl(), "queueFlowControlTimes"));
+        out.put("maxSpanFlowControlTimes",
+            privateLong(consumer.getDefaultMQPushConsumerImpl(), "queueMaxSpanFlowControlTimes"));
         Peer.Out.emit(out);
         consumer.shutdown();
+    }
+
+    /** A private long field of DefaultMQPushConsumerImpl (its flow control counters have no getter). */
+    private static long privateLong(Object target, String name) throws ReflectiveOperationException {
+        java.lang.reflect.Field field = target.getClass().getDeclaredField(name);
+        field.setAccessible(true);
+        return field.getLong(target);
     }
 
     /**
