@@ -9,7 +9,9 @@ Module fixtures (one of each per test module that asks):
     py_namesrv     our name server               harness.py_servers.PythonNameServer
     py_broker      our broker "pybroker-a"       registered with py_namesrv
     acl_cluster    (official name server, official broker with aclEnable=true and ADMIN_AND_DENIED_ACL)
-Function fixtures (factories; what they start is stopped when the test ends):
+Function fixtures:
+    servers        (name server, broker): the official ones, then ours (the test runs once for each)
+    (factories; what they start is stopped when the test ends):
     start_broker(broker_name=None, namesrv=None, cluster="DefaultCluster", port=None, **config)
     start_namesrv(**config)
 
@@ -108,6 +110,14 @@ def acl_cluster(java_build, tmp_path_factory):
     finally:
         broker.stop()
         namesrv.stop()
+
+
+@pytest.fixture(params=["java", "ours"])
+def servers(request):
+    """(name server, broker) of the Java servers or of ours: a test that takes it runs against both."""
+    if request.param == "java":
+        return request.getfixturevalue("java_namesrv"), request.getfixturevalue("java_broker")
+    return request.getfixturevalue("py_namesrv"), request.getfixturevalue("py_broker")
 
 
 @pytest.fixture(scope="session")

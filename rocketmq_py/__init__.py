@@ -16,6 +16,7 @@ from rocketmq_py.errors import (
     ClientError,
     ClientStateError,
     InvalidArgumentError,
+    NoMessageError,
     NoNameServerError,
     NoRouteInfoError,
     RemotingConnectError,
@@ -71,6 +72,10 @@ _LAZY_NAMES: dict[str, str] = {
     "MessageModel": "rocketmq_py.common.heartbeat_consumer",
     "ConsumeFromWhere": "rocketmq_py.common.heartbeat_consumer",
     "TlsConfig": "rocketmq_py.remoting.tls",
+    "AsyncAdmin": "rocketmq_py.admin.core",
+    "Admin": "rocketmq_py.admin.blocking",
+    "AdminConfig": "rocketmq_py.admin.config",
+    "QueryResult": "rocketmq_py.client.mq_admin",
 }
 
 # Spelled out (not built from _LAZY_NAMES) so type checkers see what is exported.
@@ -80,6 +85,7 @@ __all__ = [
     "ClientError",
     "ClientStateError",
     "InvalidArgumentError",
+    "NoMessageError",
     "NoNameServerError",
     "NoRouteInfoError",
     "RemotingConnectError",
@@ -128,9 +134,16 @@ __all__ = [
     "MessageModel",
     "ConsumeFromWhere",
     "TlsConfig",
+    "AsyncAdmin",
+    "Admin",
+    "AdminConfig",
+    "QueryResult",
 ]
 
 if TYPE_CHECKING:
+    from rocketmq_py.admin.blocking import Admin
+    from rocketmq_py.admin.config import AdminConfig
+    from rocketmq_py.admin.core import AsyncAdmin
     from rocketmq_py.client.config import ClientConfig, ProducerConfig
     from rocketmq_py.client.consumer.allocate import (
         AllocateMessageQueueAveragely,
@@ -151,6 +164,7 @@ if TYPE_CHECKING:
     )
     from rocketmq_py.client.consumer.push import AsyncPushConsumer
     from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
+    from rocketmq_py.client.mq_admin import QueryResult
     from rocketmq_py.client.producer.blocking import Producer
     from rocketmq_py.client.producer.core import AsyncProducer
     from rocketmq_py.client.producer.result import (

@@ -3,6 +3,9 @@
     rocketmq-py namesrv [-c namesrv.properties] [-p PORT]
     rocketmq-py broker [-c broker.conf] [-n NAMESRV_ADDR] [-p] [--workers N]
     rocketmq-py quickstart [--messages N] [--keep DIR] [--json] [-v]
+    rocketmq-py admin COMMAND [-n NAMESRV_ADDR] [--json] ...   (mqadmin's commands: rocketmq_py/admin/cli/)
+    rocketmq-py produce -n NAMESRV_ADDR -t TOPIC ...            (stdin to a topic: rocketmq_py/shell/)
+    rocketmq-py consume -n NAMESRV_ADDR -t TOPIC [-g GROUP] ...  (a topic to stdout)
     rocketmq-py --version
 
 Each server subcommand runs one server in the foreground, logs through
@@ -138,11 +141,32 @@ def _run_quickstart(args: argparse.Namespace) -> int:
     return run_quickstart(args.messages, args.keep, args.json)
 
 
+def _add_admin(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from rocketmq_py.admin.cli import add_admin
+
+    add_admin(subparsers)
+
+
+def _add_produce(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from rocketmq_py.shell.produce import add_produce
+
+    add_produce(subparsers)
+
+
+def _add_consume(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from rocketmq_py.shell.consume import add_consume
+
+    add_consume(subparsers)
+
+
 #: name -> function adding the subcommand's parser
 COMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
     "namesrv": _add_namesrv,
     "broker": _add_broker,
     "quickstart": _add_quickstart,
+    "admin": _add_admin,
+    "produce": _add_produce,
+    "consume": _add_consume,
 }
 
 

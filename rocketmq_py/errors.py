@@ -176,6 +176,13 @@ class ReplyMessageError(ClientError):
     code = ClientErrorCode.CREATE_REPLY_MESSAGE_EXCEPTION
 
 
+class NoMessageError(ClientError):
+    """A message lookup (by id, key or unique key) finished without finding a message; ``code`` is Java's
+    ResponseCode.NO_MESSAGE, as its MQClientException carries."""
+
+    code = 208
+
+
 class InvalidSelectorError(InvalidArgumentError):
     """A subscription expression (tags or SQL92) cannot be parsed; nothing was subscribed."""
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, TypeVar
 
 from rocketmq_py.broker import BrokerConfig, BrokerController
 from rocketmq_py.namesrv import NamesrvConfig, NamesrvController
 from rocketmq_py.store import MessageStoreConfig
+
+_T = TypeVar("_T")
 
 
 class LoopbackCluster:
@@ -81,3 +83,32 @@ async def wait_until(condition: Callable[[], bool | Awaitable[bool]], timeout: f
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.05)
+
+
+class ThreadedCluster:
+    """A :class:`LoopbackCluster` on a loop of its own thread, for code that runs its own event loop (the
+    ``rocketmq-py`` command in process) or other processes: ``with ThreadedCluster(tmp_path) as threaded``,
+    then ``threaded.cluster`` and ``threaded.run(coroutine)``."""
+
+    def __init__(self, root: Path) -> None:
+        from rocketmq_py.remoting.blocking import BackgroundLoop
+
+        self._loop = BackgroundLoop("threaded-cluster")
+        self.cluster = LoopbackCluster(root)
+
+    def __enter__(self) -> "ThreadedCluster":
+        self._loop.run(self.cluster.__aenter__())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._loop.run(self.cluster.__aexit__())
+        finally:
+            self._loop.close()
+
+    def run(self, coro: Awaitable[_T]) -> _T:
+        """Run ``coro`` on the cluster's loop (to reach its servers' state) and wait for it."""
+        async def wrapped() -> _T:
+            return await coro
+
+        return self._loop.run(wrapped())

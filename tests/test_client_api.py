@@ -17,6 +17,7 @@ import pytest
 
 import rocketmq_py
 from rocketmq_py import (
+    AdminConfig,
     AsyncLitePullConsumer,
     AsyncProducer,
     AsyncPushConsumer,
@@ -141,7 +142,7 @@ def test_a_listener_option_refuses_another_type():
 def test_every_config_field_annotation_is_one_the_check_understands():
     from rocketmq_py.client.option_types import _field_types, _matches
 
-    for kind in (ClientConfig, ProducerConfig, PushConsumerConfig, LitePullConsumerConfig):
+    for kind in (ClientConfig, ProducerConfig, PushConsumerConfig, LitePullConsumerConfig, AdminConfig):
         config = kind()
         for name, annotation in _field_types(kind):
             assert _matches(getattr(config, name), annotation), (kind.__name__, name)
@@ -242,6 +243,11 @@ IMPORT_GRAPH = {module_name(path): runtime_imports(path) for path in PACKAGE.rgl
     ("rocketmq_py.cli", "rocketmq_py.broker.quickstart"),
     ("rocketmq_py.client.instance", "rocketmq_py.client.consumer.admin"),
     ("rocketmq_py.client.producer.core", "rocketmq_py.client.trace"),
+    ("rocketmq_py.cli", "rocketmq_py.admin.cli"),
+    ("rocketmq_py.cli", "rocketmq_py.shell.consume"),
+    ("rocketmq_py.client.api", "rocketmq_py.client.api_admin"),
+    ("rocketmq_py.client.mq_admin", "rocketmq_py.client.mq_admin_impl"),
+    ("rocketmq_py.admin.core", "rocketmq_py.client.instance"),
 ])
 def test_no_import_cycle_between(first, second):
     assert not (second in reachable(IMPORT_GRAPH, first) and first in reachable(IMPORT_GRAPH, second))

@@ -2,7 +2,8 @@
 ConsumerConnection, ProducerConnection, Connection, GroupList, QueryConsumeTimeSpanBody, ResetOffsetBody,
 BrokerStatsData, ConsumeStatsList, QueryConsumeQueueResponseBody, GetConsumerStatusBody, QueryCorrectionOffsetBody).
 
-fastjson writes bean properties in alphabetical order, and maps keyed by a
+The bodies an admin client also reads are classes of :mod:`rocketmq_py.common.admin_body`, built here from
+the broker's tables. fastjson writes bean properties in alphabetical order, and maps keyed by a
 MessageQueue with the queue object itself as the key; both are kept here.
 """
 from __future__ import annotations
@@ -10,7 +11,19 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, TYPE_CHECKING
 
 from rocketmq_py import codec
-from rocketmq_py.codec import JsonObjectKey
+from rocketmq_py.common.admin_body import (
+    BrokerStatsData,
+    BrokerStatsItem,
+    ConsumeStats,
+    Connection,
+    ConsumerConnection,
+    GroupList,
+    OffsetWrapper,
+    ProducerConnection,
+    TopicOffset,
+    TopicStatsTable,
+)
+from rocketmq_py.common.consumer_body import queue_key
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.stats import StatsSnapshot
 
@@ -22,33 +35,23 @@ def _encode(value: object) -> bytes:
     return codec.json_dumps(value).encode()
 
 
-def queue_key(queue: MessageQueue) -> JsonObjectKey:
-    return JsonObjectKey(queue.to_json())
-
-
 def language_name(code: int) -> str:
     names = codec.LANGUAGE_NAMES
     return names[code] if 0 <= code < len(names) else "OTHER"
 
 
-def connection(info: ClientChannelInfo) -> dict[str, Any]:
-    return {"clientAddr": info.client_addr, "clientId": info.client_id, "language": language_name(info.language),
-            "version": info.version}
+def connection(info: ClientChannelInfo) -> Connection:
+    return Connection(info.client_id, info.client_addr, language_name(info.language), info.version)
 
 
 def topic_stats_table(offsets: Mapping[MessageQueue, tuple[int, int, int]]) -> bytes:
     """``offsets``: queue -> (min offset, max offset, last update timestamp)."""
-    table = {queue_key(queue): {"lastUpdateTimestamp": last, "maxOffset": max_offset, "minOffset": min_offset}
-             for queue, (min_offset, max_offset, last) in sorted(offsets.items())}
-    return _encode({"offsetTable": table})
+    return TopicStatsTable({queue: TopicOffset(*values) for queue, values in offsets.items()}).encode()
 
 
 def consume_stats_json(offsets: Mapping[MessageQueue, tuple[int, int, int]], consume_tps: float) -> dict[str, Any]:
     """``offsets``: queue -> (broker offset, consumer offset, last timestamp)."""
-    table = {queue_key(queue): {"brokerOffset": broker_offset, "consumerOffset": consumer_offset,
-                                "lastTimestamp": last}
-             for queue, (broker_offset, consumer_offset, last) in sorted(offsets.items())}
-    return {"consumeTps": float(consume_tps), "offsetTable": table}
+    return ConsumeStats({queue: OffsetWrapper(*values) for queue, values in offsets.items()}, consume_tps).to_json()
 
 
 def consume_stats(offsets: Mapping[MessageQueue, tuple[int, int, int]], consume_tps: float) -> bytes:
@@ -61,7 +64,8 @@ def consume_stats_list(broker_addr: str, groups: list[dict[str, list[dict[str, A
 
 
 def broker_stats_data(minute: StatsSnapshot, hour: StatsSnapshot, day: StatsSnapshot) -> bytes:
-    return _encode({"statsDay": day.to_json(), "statsHour": hour.to_json(), "statsMinute": minute.to_json()})
+    items = (BrokerStatsItem(snapshot.sum, snapshot.tps, snapshot.avgpt) for snapshot in (minute, hour, day))
+    return BrokerStatsData(*items).encode()
 
 
 def query_consume_queue(min_index: int, max_index: int, units: list[tuple[int, int, int]] | None,
@@ -92,18 +96,13 @@ def correction_offsets(offsets: Mapping[int, int]) -> bytes:
 
 
 def consumer_connection(group: ConsumerGroupInfo) -> bytes:
-    connections = [connection(info) for info in group.channel_info_table.values()]
-    return _encode({
-        "connectionSet": connections,
-        "consumeFromWhere": group.consume_from_where.value,
-        "consumeType": group.consume_type.value,
-        "messageModel": group.message_model.value,
-        "subscriptionTable": {topic: sub.to_json() for topic, sub in sorted(group.subscription_table.items())},
-    })
+    return ConsumerConnection([connection(info) for info in group.channel_info_table.values()],
+                              dict(group.subscription_table), group.consume_type, group.message_model,
+                              group.consume_from_where).encode()
 
 
 def producer_connection(infos: Iterable[ClientChannelInfo]) -> bytes:
-    return _encode({"connectionSet": [connection(info) for info in infos]})
+    return ProducerConnection([connection(info) for info in infos]).encode()
 
 
 def producer_table(groups: Mapping[str, Iterable[ClientChannelInfo]]) -> bytes:
@@ -115,7 +114,7 @@ def producer_table(groups: Mapping[str, Iterable[ClientChannelInfo]]) -> bytes:
 
 
 def group_list(groups: Iterable[str]) -> bytes:
-    return _encode({"groupList": sorted(groups)})
+    return GroupList(set(groups)).encode()
 
 
 def topic_list(topic_names: Iterable[str]) -> bytes:

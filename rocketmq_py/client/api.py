@@ -5,6 +5,7 @@ turns a non-success response into the typed error for its code.
 """
 from __future__ import annotations
 
+from rocketmq_py.client.api_admin import AdminRPCs
 from rocketmq_py.common.acl import SessionCredentials
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.base import CommandHeader
@@ -47,8 +48,8 @@ PULL_RESPONSE_CODES = frozenset({
 })
 
 
-class MQClientAPI:
-    """The RPCs of a client, over one :class:`RemotingClient`."""
+class MQClientAPI(AdminRPCs):
+    """The RPCs of a client, over one :class:`RemotingClient` (the admin RPCs come from :class:`AdminRPCs`)."""
 
     def __init__(
         self,

@@ -15,7 +15,7 @@ import os
 import random
 import time
 import weakref
-from typing import Any, Protocol
+from typing import Any, Awaitable, Callable, Protocol, TypeVar
 
 from rocketmq_py import codec
 from rocketmq_py.client.api import MQClientAPI
@@ -37,6 +37,7 @@ from rocketmq_py.remoting.processor import ProcessorTable
 from rocketmq_py.remoting.protocol import RequestContext
 
 _log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 INITIAL_ROUTE_POLL_DELAY_S = 0.01
 INITIAL_HEARTBEAT_DELAY_S = 1.0
@@ -100,6 +101,8 @@ class MQClientInstance:
         )
         self.producers: dict[str, Any] = {}
         self.consumers: dict[str, Any] = {}
+        #: The admin clients (Java's adminExtTable): they keep the instance alive, and need no heartbeat.
+        self.admins: dict[str, object] = {}
         self.topic_routes: dict[str, TopicRouteData] = {}
         self.broker_addrs: dict[str, dict[int, str]] = {}
         self.broker_versions: dict[str, int] = {}
@@ -130,6 +133,20 @@ class MQClientInstance:
             return False
         self.consumers[group] = consumer
         return True
+
+    def register_admin(self, group: str, admin: object) -> bool:
+        if group in self.admins:
+            return False
+        self.admins[group] = admin
+        return True
+
+    async def unregister_admin(self, group: str) -> None:
+        """Forget the admin ``group``; shut the instance down when nothing uses it any more."""
+        if self.admins.pop(group, None) is not None and self._unused():
+            await self.shutdown()
+
+    def _unused(self) -> bool:
+        return not self.producers and not self.consumers and not self.admins
 
     def start(self) -> None:
         if self._started:
@@ -163,7 +180,7 @@ class MQClientInstance:
                 await self.api.unregister_client(addr, self.client_id, producer_group=group)
             except RocketMQError as error:
                 _log.warning("unregister producer %s at %s failed: %s", group, addr, error)
-        if not self.producers and not self.consumers:
+        if self._unused():
             await self.shutdown()
 
     async def unregister_consumer(self, group: str) -> None:
@@ -176,7 +193,7 @@ class MQClientInstance:
                 await self.api.unregister_client(addr, self.client_id, consumer_group=group)
             except RocketMQError as error:
                 _log.warning("unregister consumer %s at %s failed: %s", group, addr, error)
-        if not self.producers and not self.consumers:
+        if self._unused():
             await self.shutdown()
 
     async def shutdown(self) -> None:
@@ -195,7 +212,12 @@ class MQClientInstance:
     # --- routes ---------------------------------------------------------------------------
 
     async def get_topic_route(self, topic: str) -> TopicRouteData:
-        """The route from a name server, trying each configured address once, starting at the last good one."""
+        """The route from a name server (see :meth:`call_namesrv`)."""
+        return await self.call_namesrv(lambda addr: self.api.get_topic_route(addr, topic))
+
+    async def call_namesrv(self, rpc: Callable[[str], Awaitable[_T]]) -> _T:
+        """``rpc(address)`` on a name server, trying each configured address once, starting at the last good
+        one, while the failure is a remoting one (no answer); an answer's error is raised as it is."""
         addresses = self.config.namesrv_addresses()
         if not addresses:
             raise NoNameServerError(
@@ -205,12 +227,12 @@ class MQClientInstance:
         for attempt in range(len(addresses)):
             addr = addresses[(self._namesrv_index + attempt) % len(addresses)]
             try:
-                route = await self.api.get_topic_route(addr, topic)
+                result = await rpc(addr)
             except RemotingError as error:
                 last_error = error
                 continue
             self._namesrv_index = (self._namesrv_index + attempt) % len(addresses)
-            return route
+            return result
         assert last_error is not None
         raise last_error
 

@@ -1,6 +1,7 @@
 """JSON bodies of the consumer RPCs (Java's common/protocol/body: LockBatchRequestBody, LockBatchResponseBody,
 UnlockBatchRequestBody, GetConsumerListByGroupResponseBody, ResetOffsetBody, GetConsumerStatusBody,
-ConsumerRunningInfo, ProcessQueueInfo, ConsumeStatus and ConsumeMessageDirectlyResult).
+ConsumerRunningInfo, ProcessQueueInfo, ConsumeStatus and ConsumeMessageDirectlyResult). The last four go
+both ways: a consumer encodes them, an admin client decodes them.
 
 fastjson writes bean properties in alphabetical order, and a map keyed by
 MessageQueue with the queue object itself as the key (``{{"brokerName":..}:5}``);
@@ -40,8 +41,9 @@ def decode_queue_table(table: object) -> dict[MessageQueue, int]:
     return {queue_from_key(key): int(value) for key, value in table.items()}
 
 
-def _load_object(body: bytes, what: str) -> dict[str, Any]:
-    data = codec.json_loads(body)
+def load_object(body: bytes | None, what: str) -> dict[str, Any]:
+    """The JSON object of a ``body`` (``{}`` when there is none); ValueError when it is not one."""
+    data = codec.json_loads(body or b"{}")
     if not isinstance(data, dict):
         raise ValueError(f"a {what} body must be a JSON object")
     return data
@@ -60,21 +62,21 @@ def lock_batch_request(consumer_group: str, client_id: str, queues: Iterable[Mes
 def decode_lock_batch_response(body: bytes | None) -> set[MessageQueue]:
     if not body:
         return set()
-    data = _load_object(body, "LockBatchResponseBody")
+    data = load_object(body, "LockBatchResponseBody")
     return {MessageQueue.from_json(item) for item in data.get("lockOKMQSet") or []}
 
 
 def decode_consumer_id_list(body: bytes | None) -> list[str]:
     if not body:
         return []
-    data = _load_object(body, "GetConsumerListByGroupResponseBody")
+    data = load_object(body, "GetConsumerListByGroupResponseBody")
     return [str(item) for item in data.get("consumerIdList") or []]
 
 
 def decode_reset_offset_body(body: bytes | None) -> dict[MessageQueue, int]:
     if not body:
         return {}
-    return decode_queue_table(_load_object(body, "ResetOffsetBody").get("offsetTable"))
+    return decode_queue_table(load_object(body, "ResetOffsetBody").get("offsetTable"))
 
 
 def encode_consumer_status_body(table: Mapping[MessageQueue, int]) -> bytes:
@@ -108,6 +110,13 @@ class ConsumeMessageDirectlyResult:
             value["remark"] = self.remark
         value["spentTimeMills"] = self.spent_time_mills
         return codec.json_dumps(value).encode()
+
+    @classmethod
+    def decode(cls, body: bytes | None) -> "ConsumeMessageDirectlyResult":
+        data = load_object(body, "ConsumeMessageDirectlyResult")
+        result = data.get("consumeResult")
+        return cls(bool(data.get("order", False)), bool(data.get("autoCommit", True)),
+                   CMResult(result) if result else None, data.get("remark"), int(data.get("spentTimeMills", 0)))
 
 
 @dataclass
@@ -145,6 +154,11 @@ class ProcessQueueInfo:
             "tryUnlockTimes": self.try_unlock_times,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "ProcessQueueInfo":
+        values: dict[str, Any] = {name: kind(data[key]) for name, key, kind in _PROCESS_QUEUE_FIELDS if key in data}
+        return cls(**values)
+
 
 @dataclass
 class ConsumeStatus:
@@ -165,6 +179,25 @@ class ConsumeStatus:
             "pullTPS": self.pull_tps,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "ConsumeStatus":
+        return cls(float(data.get("pullRT", 0.0)), float(data.get("pullTPS", 0.0)), float(data.get("consumeRT", 0.0)),
+                   float(data.get("consumeOKTPS", 0.0)), float(data.get("consumeFailedTPS", 0.0)),
+                   int(data.get("consumeFailedMsgs", 0)))
+
+
+#: (field, JSON key, type) of ProcessQueueInfo.
+_PROCESS_QUEUE_FIELDS = (
+    ("commit_offset", "commitOffset", int), ("cached_msg_min_offset", "cachedMsgMinOffset", int),
+    ("cached_msg_max_offset", "cachedMsgMaxOffset", int), ("cached_msg_count", "cachedMsgCount", int),
+    ("cached_msg_size_in_mib", "cachedMsgSizeInMiB", int),
+    ("transaction_msg_min_offset", "transactionMsgMinOffset", int),
+    ("transaction_msg_max_offset", "transactionMsgMaxOffset", int),
+    ("transaction_msg_count", "transactionMsgCount", int), ("locked", "locked", bool),
+    ("try_unlock_times", "tryUnlockTimes", int), ("last_lock_timestamp", "lastLockTimestamp", int),
+    ("droped", "droped", bool), ("last_pull_timestamp", "lastPullTimestamp", int),
+    ("last_consume_timestamp", "lastConsumeTimestamp", int),
+)
 
 #: Property names of ConsumerRunningInfo.
 PROP_NAMESERVER_ADDR = "PROP_NAMESERVER_ADDR"
@@ -193,3 +226,16 @@ class ConsumerRunningInfo:
         value["statusTable"] = {topic: status.to_json() for topic, status in sorted(self.status_table.items())}
         value["subscriptionSet"] = [sub.to_json() for sub in subscriptions]
         return codec.json_dumps(value).encode()
+
+    @classmethod
+    def decode(cls, body: bytes | None) -> "ConsumerRunningInfo":
+        data = load_object(body, "ConsumerRunningInfo")
+        mq_table = data.get("mqTable") or {}
+        status_table = data.get("statusTable") or {}
+        return cls(
+            {str(key): str(value) for key, value in (data.get("properties") or {}).items()},
+            [SubscriptionData.from_json(sub) for sub in data.get("subscriptionSet") or []],
+            {queue_from_key(key): ProcessQueueInfo.from_json(info) for key, info in mq_table.items()},
+            {str(topic): ConsumeStatus.from_json(status) for topic, status in status_table.items()},
+            data.get("jstack"),
+        )

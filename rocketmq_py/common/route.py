@@ -8,9 +8,9 @@ info, and with quoted keys for a 4.9.4+ requester; both are read here.
 """
 from __future__ import annotations
 
-from typing import Any
-
+import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from rocketmq_py import codec
 
@@ -52,6 +52,13 @@ class BrokerData:
     @property
     def master_addr(self) -> str | None:
         return self.broker_addrs.get(MASTER_ID)
+
+    def select_broker_addr(self) -> str | None:
+        """The master's address, else a random slave's (Java's BrokerData.selectBrokerAddr); None for none."""
+        master = self.broker_addrs.get(MASTER_ID)
+        if master is not None or not self.broker_addrs:
+            return master
+        return random.choice(list(self.broker_addrs.values()))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "BrokerData":
@@ -100,8 +107,9 @@ class TopicRouteData:
             dict(data.get("filterServerTable") or {}),
         )
 
-    def encode(self, standard_json: bool = True) -> bytes:
-        """fastjson's form; ``standard_json`` quotes the broker id keys (for 4.9.4+ requesters)."""
+    def encode(self, standard_json: bool = True, pretty: bool = False) -> bytes:
+        """fastjson's form; ``standard_json`` quotes the broker id keys (for 4.9.4+ requesters), ``pretty``
+        indents it as Java's ``toJson(true)`` (what ``mqadmin topicRoute`` prints)."""
         value: dict[str, Any] = {
             "brokerDatas": [b.to_json() for b in self.broker_datas],
             "filterServerTable": self.filter_server_table,
@@ -109,7 +117,7 @@ class TopicRouteData:
         if self.order_topic_conf is not None:
             value["orderTopicConf"] = self.order_topic_conf
         value["queueDatas"] = [q.to_json() for q in self.queue_datas]
-        return codec.json_dumps(value, quote_keys=standard_json).encode()
+        return codec.json_dumps(value, quote_keys=standard_json, pretty=pretty).encode()
 
 
 @dataclass

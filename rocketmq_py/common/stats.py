@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 MINUTE_PERIOD_MS = 10_000
 HOUR_PERIOD_MS = 600_000
@@ -36,10 +36,6 @@ class StatsSnapshot:
     tps: float = 0.0
     avgpt: float = 0.0
     times: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        """Java's BrokerStatsItem (the part of a snapshot that VIEW_BROKER_STATS_DATA sends)."""
-        return {"avgpt": self.avgpt, "sum": self.sum, "tps": self.tps}
 
 
 class _Window:

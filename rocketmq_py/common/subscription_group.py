@@ -57,3 +57,15 @@ class SubscriptionGroupConfig:
             which_broker_when_consume_slowly=int(data.get("whichBrokerWhenConsumeSlowly", 1)),
             notify_consumer_ids_changed_enable=bool(data.get("notifyConsumerIdsChangedEnable", True)),
         )
+
+
+def decode_subscription_group_wrapper(body: bytes | None) -> dict[str, SubscriptionGroupConfig]:
+    """The groups of a GET_ALL_SUBSCRIPTIONGROUP_CONFIG answer (Java's SubscriptionGroupWrapper), by name."""
+    # lazy: a broker that only stores groups does not need the JSON codec for this
+    from rocketmq_py import codec
+
+    data = codec.json_loads(body or b"{}")
+    if not isinstance(data, dict):
+        raise ValueError("a SubscriptionGroupWrapper body must be a JSON object")
+    table = data.get("subscriptionGroupTable") or {}
+    return {str(name): SubscriptionGroupConfig.from_json(group) for name, group in table.items()}

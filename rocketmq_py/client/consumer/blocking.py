@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, ParamSpec, TypeVar
 
+from rocketmq_py.client.mq_admin import BlockingMQAdminMethods
 from rocketmq_py.client.producer.blocking import BlockingFacade
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from rocketmq_py.common.message_queue import MessageQueue
 
 
-class PushConsumer(BlockingFacade):
+class PushConsumer(BlockingMQAdminMethods, BlockingFacade):
     """A blocking push consumer: plain-function listeners run on ``consume_thread_min`` threads; the same
     arguments and methods as :class:`AsyncPushConsumer`."""
 
@@ -96,7 +97,7 @@ class PushConsumer(BlockingFacade):
         self._run(_call(self._core.resume))
 
 
-class LitePullConsumer(BlockingFacade):
+class LitePullConsumer(BlockingMQAdminMethods, BlockingFacade):
     """A blocking lite pull consumer; the same arguments and methods as :class:`AsyncLitePullConsumer`."""
 
     def __init__(self, consumer_group: str | None = None, *, config: LitePullConsumerConfig | None = None,
@@ -219,14 +220,6 @@ class LitePullConsumer(BlockingFacade):
     def fetch_message_queues(self, topic: str) -> set[MessageQueue]:
         """The readable queues of ``topic``."""
         return self._run(self._core.fetch_message_queues(topic))
-
-    def min_offset(self, queue: MessageQueue) -> int:
-        """The smallest offset of ``queue`` on its broker."""
-        return self._run(self._core.min_offset(queue))
-
-    def max_offset(self, queue: MessageQueue) -> int:
-        """The offset after the last message of ``queue`` on its broker."""
-        return self._run(self._core.max_offset(queue))
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])

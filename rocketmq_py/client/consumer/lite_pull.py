@@ -407,30 +407,11 @@ class AsyncLitePullConsumer(ConsumerMember):
         """Pull ``queue`` from its end next (only new messages)."""
         await self.seek(queue, await self.max_offset(queue))
 
-    async def min_offset(self, queue: MessageQueue) -> int:
-        """The smallest offset of ``queue`` on its broker."""
-        # lazy: see rocketmq_py/_lazy.py
-        from rocketmq_py.client.consumer.brokers import master_for_queue
-
-        instance = self.instance_or_fail()
-        return await instance.api.get_min_offset(await master_for_queue(instance, queue), queue)
-
-    async def max_offset(self, queue: MessageQueue) -> int:
-        """The offset after the last message of ``queue`` on its broker."""
-        # lazy: see rocketmq_py/_lazy.py
-        from rocketmq_py.client.consumer.brokers import master_for_queue
-
-        instance = self.instance_or_fail()
-        return await instance.api.get_max_offset(await master_for_queue(instance, queue), queue)
-
     async def offset_for_timestamp(self, queue: MessageQueue, timestamp_ms: int) -> int:
-        """The offset of the first message stored at or after ``timestamp_ms`` (SEARCH_OFFSET_BY_TIMESTAMP)."""
-        # lazy: see rocketmq_py/_lazy.py
-        from rocketmq_py.client.consumer.brokers import master_for_queue
-
+        """The offset of the first message stored at or after ``timestamp_ms`` (SEARCH_OFFSET_BY_TIMESTAMP);
+        the same as :meth:`search_offset`, by Kafka's name."""
         self._check_running()
-        instance = self.instance_or_fail()
-        return await instance.api.search_offset(await master_for_queue(instance, queue), queue, timestamp_ms)
+        return await self.search_offset(queue, timestamp_ms)
 
     async def committed(self, queue: MessageQueue) -> int:
         """The committed offset of ``queue`` (memory first, then the store); -1 when there is none."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from rocketmq_py.client.consumer.offset_store import LocalFileOffsetStore, ReadOffsetType, RemoteBrokerOffsetStore
 from rocketmq_py.client.consumer.stats import ConsumerStats
+from rocketmq_py.client.mq_admin import MQAdminMethods
 from rocketmq_py.client.producer.core import ServiceState
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.heartbeat_consumer import ConsumeType, ConsumerData, MessageModel
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from rocketmq_py.client.consumer.offset_store import OffsetStore
     from rocketmq_py.client.consumer.process_queue import ProcessQueue
     from rocketmq_py.client.instance import MQClientInstance
+    from rocketmq_py.client.mq_admin_impl import MQAdminImpl
     from rocketmq_py.common.consumer_body import ConsumerRunningInfo
     from rocketmq_py.common.filter import SubscriptionData
     from rocketmq_py.common.message_queue import MessageQueue
@@ -98,7 +100,7 @@ def _awaiting(task: asyncio.Task[Any]) -> str:
     return " -> ".join(places) or "?"
 
 
-class ConsumerMember:
+class ConsumerMember(MQAdminMethods):
     """The part of a consumer the client instance and the admin requests see."""
 
     consume_type: ConsumeType = ConsumeType.CONSUME_PASSIVELY
@@ -150,6 +152,12 @@ class ConsumerMember:
         if self.instance is None:
             raise ClientStateError("the consumer is not started: call start() first")
         return self.instance
+
+    def _mq_admin(self) -> MQAdminImpl:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.mq_admin_impl import MQAdminImpl
+
+        return MQAdminImpl(self.instance_or_fail(), self.config)
 
     def _check_running(self) -> None:
         if self.state is not ServiceState.RUNNING:

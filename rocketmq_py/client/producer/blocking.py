@@ -13,6 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Coroutine, Sequence, TypeVar
 
+from rocketmq_py.client.mq_admin import BlockingMQAdminMethods
 from rocketmq_py.client.producer.core import AsyncProducer
 from rocketmq_py.client.producer.result import SendResult
 from rocketmq_py.remoting.blocking import BackgroundLoop
@@ -64,7 +65,7 @@ class BlockingFacade:
         return self._loop.run(coro)
 
 
-class Producer(BlockingFacade):
+class Producer(BlockingMQAdminMethods, BlockingFacade):
     """A blocking producer; the same arguments and methods as :class:`AsyncProducer`, without ``await``."""
 
     def __init__(self, producer_group: str | None = None, *, config: ProducerConfig | None = None,

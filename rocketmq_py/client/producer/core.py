@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Sequence,
 
 from rocketmq_py.client.config import ProducerConfig
 from rocketmq_py.client.failure_log import FailureLog
+from rocketmq_py.client.mq_admin import MQAdminMethods
 from rocketmq_py.client.producer.batch import BatchMessage
 from rocketmq_py.client.producer.fault import FaultStrategy
 from rocketmq_py.client.producer.publish_info import TopicPublishInfo, publish_info_from_route
@@ -50,6 +51,7 @@ from rocketmq_py.errors import (
 
 if TYPE_CHECKING:
     from rocketmq_py.client.instance import MQClientInstance
+    from rocketmq_py.client.mq_admin_impl import MQAdminImpl
     from rocketmq_py.client.producer.selector import SelectorLike
     from rocketmq_py.common.message import MessageExt
     from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
@@ -100,7 +102,7 @@ def make_config(producer_group: str | None, config: ProducerConfig | None, optio
     return dataclasses.replace(base, **options)
 
 
-class AsyncProducer:
+class AsyncProducer(MQAdminMethods):
     """A producer on the running asyncio loop.
 
     ``AsyncProducer("group", namesrv_addr="127.0.0.1:9876")``; any
@@ -213,6 +215,12 @@ class AsyncProducer:
                 "or use it as a context manager"
             )
         return self.instance
+
+    def _mq_admin(self) -> MQAdminImpl:
+        # lazy: see rocketmq_py/_lazy.py
+        from rocketmq_py.client.mq_admin_impl import MQAdminImpl
+
+        return MQAdminImpl(self._running_instance(), self.config)
 
     # --- what the client instance asks -------------------------------------------------------
 
