@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: sets up (ci/setup.sh), then runs
-#   0. mypy --strict on the package and examples/typed_client.py ([tool.mypy] in pyproject.toml), and the
-#      API reference (Sphinx autodoc, docs/) built with every warning an error,
+#   0. mypy --strict on the package and the typed examples ([tool.mypy] in pyproject.toml), the same through
+#      an editable install in a fresh virtualenv from another folder (ci/editable.sh), and the API reference
+#      (Sphinx autodoc, docs/) built with every warning an error,
 #   1. the hermetic suite against the compiled modules (which must load),
 #   2. the same suite against the pure-Python twins,
 #   3. the manylinux wheel built, checked and installed without a compiler, and the hermetic suite
@@ -33,8 +34,10 @@ run_pytest() {
   [ "$status" -eq 0 ] || exit "$status"
 }
 
-stage "mypy --strict: the package and examples/typed_client.py"
+stage "mypy --strict: the package, examples/typed_client.py and examples/aiokafka_style.py"
 .venv/bin/python -m mypy --no-incremental --cache-dir=/dev/null
+stage "mypy --strict through an editable install, from another folder"
+bash ci/editable.sh
 stage "the API reference (Sphinx autodoc, warnings are errors)"
 docs_out=$(mktemp -d)
 .venv/bin/python -m sphinx -W --keep-going -q -E -b html docs "$docs_out"

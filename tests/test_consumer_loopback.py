@@ -449,7 +449,7 @@ async def test_lite_pull_assign_seek_and_commit(broker):
         first = []
         while len(first) < 5:
             first += await consumer.poll(1000)
-        await consumer.seek(queue, 3)
+        consumer.seek(queue, 3)
         again = []
         while len(again) < 2:
             again += await consumer.poll(1000)
@@ -512,7 +512,7 @@ async def test_shutdown_ends_when_the_consumers_change_while_it_runs(broker, kin
     for hops in range(8):
         if kind == "lite-pull":
             consumer = AsyncLitePullConsumer(GROUP, namesrv_addr=broker.namesrv.address, instance_name=f"h{hops}")
-            await consumer.subscribe("T", "*")
+            consumer.subscribe("T", "*")
         else:
             consumer = AsyncPushConsumer(GROUP, namesrv_addr=broker.namesrv.address, instance_name=f"h{hops}")
             consumer.subscribe("T", "*")
