@@ -169,7 +169,7 @@ async def asyncio_tour(namesrv: str) -> None:
 
     lite = AsyncLitePullConsumer("typed_async_lite", namesrv_addr=namesrv,
                                  consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
-    await lite.subscribe(TOPIC)
+    lite.subscribe(TOPIC)
     async with lite:
         async for message in lite:
             log.info("pulled %s", message.msg_id)

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from conftest_child import child_env
+
 from rocketmq_py import codec
 from rocketmq_py.broker import BrokerConfig, BrokerController
 from rocketmq_py.common.codes import RequestCode
@@ -129,8 +131,6 @@ async def send_and_consume(addr: str, topic: str, body: bytes) -> None:
 
 # --- a broker as its own process (`rocketmq-py broker -c broker.conf`) ------------------------------------
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
 
 def _port_is_free(port: int) -> bool:
     with socket.socket() as sock:
@@ -170,10 +170,9 @@ def write_broker_conf(path: Path, store: Path, port: int, **extra: object) -> Pa
 
 
 def start_broker_process(conf: Path, log: Path) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     with open(log, "ab") as out:
         return subprocess.Popen([sys.executable, "-m", "rocketmq_py", "broker", "-c", str(conf)], stdout=out,
-                                stderr=subprocess.STDOUT, env=env)
+                                stderr=subprocess.STDOUT, env=child_env())
 
 
 def wait_for_port(port: int, proc: subprocess.Popen, log: Path, timeout_s: float = 60) -> None:

@@ -2,19 +2,16 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from conftest_child import child_env
 from conftest_servers import free_broker_port
 
 from rocketmq_py.cli import main
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_print_config_lists_java_keys(tmp_path, capsys):
@@ -33,9 +30,8 @@ def test_broker_process_starts_serves_and_stops_cleanly_on_sigterm(tmp_path):
     conf.write_text(f"brokerName=cli-broker\nlistenPort={port}\nbrokerIP1=127.0.0.1\nbrokerIP2=127.0.0.1\n"
                     f"storePathRootDir={store}\nmappedFileSizeCommitLog=1048576\nnamesrvAddr=127.0.0.1:1\n"
                     "unknownKey=1\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", "broker", "-c", str(conf)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=child_env())
     try:
         deadline = time.monotonic() + 30
         while True:

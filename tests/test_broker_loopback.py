@@ -480,9 +480,12 @@ async def test_runtime_info_and_config(env):
     text = config.body.decode()
     assert "brokerName=broker-t\n" in text and "flushDiskType=ASYNC_FLUSH\n" in text
     assert codec.json_loads(config.ext_fields["version"])["counter"] == 0
-    updated = await env.call(RequestCode.UPDATE_BROKER_CONFIG, body=b"traceOn=false\nfileReservedTime=10\n")
+    assert "clientWorkerThreads=4\n" in text and "rocketmqHome=\n" not in text, "Java's keys, with its defaults"
+    updated = await env.call(RequestCode.UPDATE_BROKER_CONFIG,
+                             body=b"traceOn=false\nfileReservedTime=10\nclientWorkerThreads=6\n")
     assert updated.code == ResponseCode.SUCCESS
     assert env.broker.config.trace_on is False and env.broker.store_config.file_reserved_time == 10
+    assert "clientWorkerThreads=6\n" in (await env.call(RequestCode.GET_BROKER_CONFIG)).body.decode()
     assert (await env.send("TCfg")).ext_fields["TRACE_ON"] == "false"
     black = await env.call(RequestCode.UPDATE_BROKER_CONFIG, body=b"brokerConfigPath=/tmp/x\n")
     assert (black.code, black.remark) == (ResponseCode.NO_PERMISSION, "Can not update config in black list.")

@@ -8,17 +8,19 @@ import pytest
 
 from rocketmq_py import codec
 from rocketmq_py.broker.clients import ClientChannelInfo, ConsumerManager, ProducerManager
-from rocketmq_py.broker.config import BrokerConfig, load_broker_config
+from rocketmq_py.broker.config import JAVA_KEYS_WITHOUT_EFFECT, BrokerConfig, bloom_filter_bits, load_broker_config
 from rocketmq_py.broker.filter import ExpressionMessageFilter, build_subscription
 from rocketmq_py.broker.group_manager import ConsumerOffsetManager, SubscriptionGroupManager
 from rocketmq_py.broker.rebalance_lock import RebalanceLockManager
 from rocketmq_py.broker.sql92 import compile_sql92
 from rocketmq_py.broker.stats import RateCounter
 from rocketmq_py.broker.topic_manager import TopicConfigManager
+from rocketmq_py.common.config_file import config_to_properties, format_properties
 from rocketmq_py.common.filter import SubscriptionData
 from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.errors import InvalidSelectorError
+from rocketmq_py.store import MessageStoreConfig
 
 # --- broker.conf ---------------------------------------------------------------------------------------------
 
@@ -68,6 +70,39 @@ def test_broker_conf_sets_broker_and_store_keys(tmp_path, caplog):
     assert not any("sendMessageThreadPoolNums" in text for text in warnings)
 
 
+def test_javas_keys_without_effect_are_kept_and_reported(tmp_path, caplog, monkeypatch):
+    monkeypatch.delenv("ROCKETMQ_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    conf = tmp_path / "broker.conf"
+    conf.write_text("clientWorkerThreads = 9\ntransientStorePoolEnable = true\nstorePathIndex = /x\n"
+                    "dLegerGroup = g1\nexpectConsumerNumUseFilter = 64\n")
+    with caplog.at_level(logging.INFO):
+        broker, store = load_broker_config(conf)
+    reported = config_to_properties(broker, store)
+    assert (reported["clientWorkerThreads"], reported["transientStorePoolEnable"], reported["dLegerGroup"]) == (
+        9, True, "g1")
+    assert reported["bitMapLengthConsumeQueueExt"] == 216, "Java's bloom filter bits for 64 consumers at 20 %"
+    assert reported["rocketmqHome"] == str(tmp_path), "the broker's directory without ROCKETMQ_HOME"
+    assert "storePathIndex" not in reported, "a later Java's key: accepted, not reported"
+    messages = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert (logging.INFO, "broker config key 'clientWorkerThreads' is accepted but has no effect in this broker") \
+        in messages
+    assert not [text for level, text in messages if level >= logging.WARNING]
+
+
+def test_every_key_without_effect_is_reported_unless_java_leaves_it_unset():
+    reported = config_to_properties(BrokerConfig(), MessageStoreConfig())
+    unset = {key for key in JAVA_KEYS_WITHOUT_EFFECT if reported[key] is None}
+    assert unset == {"storePathDLedgerCommitLog", "readOnlyCommitLogStorePaths", "dLegerGroup", "dLegerPeers",
+                     "dLegerSelfId", "preferredLeaderId"}
+    assert "bitMapLengthConsumeQueueExt=64\n" in format_properties(reported), "before settle(), Java's field default"
+
+
+@pytest.mark.parametrize(("error_rate", "entries", "bits"), [(20, 32, 112), (20, 64, 216), (1, 1, 8 * 2)])
+def test_bloom_filter_bits_as_javas(error_rate, entries, bits):
+    assert bloom_filter_bits(error_rate, entries) == bits
+
+
 def test_bad_values_are_refused(tmp_path):
     conf = tmp_path / "broker.conf"
     conf.write_text("listenPort = abc\n")
@@ -78,6 +113,9 @@ def test_bad_values_are_refused(tmp_path):
         load_broker_config(conf)
     conf.write_text("namesrvAddr = nohost\n")
     with pytest.raises(ValueError, match="name server address"):
+        load_broker_config(conf)
+    conf.write_text("maxErrorRateOfBloomFilter = 100\n")
+    with pytest.raises(ValueError, match="maxErrorRateOfBloomFilter must be 1..99"):
         load_broker_config(conf)
 
 

@@ -68,7 +68,7 @@ async def test_async_for_over_the_async_lite_pull_consumer(cluster):
     recorder = Recorder()
     consumer = AsyncLitePullConsumer("iter_lite", namesrv_addr=cluster.namesrv_addr, consume_from_where=FIRST,
                                      rebalance_listener=recorder)
-    await consumer.subscribe("IterLite")
+    consumer.subscribe("IterLite")
     await consumer.start()
     seen: list[str] = []
     async for message in consumer:
@@ -85,7 +85,7 @@ async def test_async_for_over_the_async_lite_pull_consumer(cluster):
 async def test_the_async_for_loop_ends_at_shutdown(cluster):
     await cluster.produce("IterEnd", 4)
     consumer = AsyncLitePullConsumer("iter_end", namesrv_addr=cluster.namesrv_addr, consume_from_where=FIRST)
-    await consumer.subscribe("IterEnd")
+    consumer.subscribe("IterEnd")
     await consumer.start()
     received: list[MessageExt] = []
 
@@ -222,8 +222,8 @@ async def test_the_rebalance_listener_hears_queues_revoked_when_a_second_consume
                                 instance_name="one")
     two = AsyncLitePullConsumer("rebalanced", namesrv_addr=cluster.namesrv_addr, rebalance_listener=second,
                                 instance_name="two")
-    await one.subscribe("Rebalanced")
-    await two.subscribe("Rebalanced")
+    one.subscribe("Rebalanced")
+    two.subscribe("Rebalanced")
     await one.start()
     try:
         await wait_until(lambda: len(first.assigned) == 4)

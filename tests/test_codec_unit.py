@@ -11,16 +11,14 @@ import struct
 import subprocess
 import sys
 import zlib
-from pathlib import Path
 
 import pytest
 
 from conftest import EXTENSIONS_REQUIRED, COMPILED, COMPILED_IMPORT_ERROR, xfail_if_twin_pending
+from conftest_child import child_cwd
 from rocketmq_py import codec as selected_codec
 from rocketmq_py._codec_types import JsonObjectKey, RemotingCommand
 from rocketmq_py.errors import CodecError, FrameTooLargeError
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _request(**fields) -> RemotingCommand:
@@ -37,7 +35,7 @@ def _implementation_in_subprocess(**env: str) -> subprocess.CompletedProcess:
     environment.update(env)
     return subprocess.run(
         [sys.executable, "-c", "import rocketmq_py.codec as c; print(c.IMPLEMENTATION)"],
-        cwd=REPO, env=environment, capture_output=True, text=True, timeout=60,
+        cwd=child_cwd(), env=environment, capture_output=True, text=True, timeout=60,
     )
 
 

@@ -300,7 +300,7 @@ async def test_lite_pull_assign_seek_and_commit(broker):
         first = []
         while len(first) < 5:
             first += await consumer.poll(1000)
-        await consumer.seek(queue, 3)
+        consumer.seek(queue, 3)
         again = []
         while len(again) < 2:
             again += await consumer.poll(1000)
@@ -332,7 +332,9 @@ async def test_where_a_new_group_starts(broker, where, expected):
         broker.put("T", 0, b"new")
         await until(lambda: "new" in got)
         await asyncio.sleep(HOLD_S)
-    assert got == expected
+    # Which messages, each once: a concurrent consumer hands its batches to listener threads side by side, so
+    # their order is the threads' (it differed on 3.13), as with Java's ConsumeMessageConcurrentlyService.
+    assert sorted(got) == sorted(expected)
     if where == "CONSUME_FROM_TIMESTAMP":
         [search] = [r for r in broker.of_code(RequestCode.SEARCH_OFFSET_BY_TIMESTAMP) if r.ext_fields["queueId"] == "0"
                     and r.ext_fields["topic"] == "T"]
@@ -363,7 +365,7 @@ async def test_shutdown_ends_when_the_consumers_change_while_it_runs(broker, kin
     for hops in range(8):
         if kind == "lite-pull":
             consumer = AsyncLitePullConsumer(GROUP, namesrv_addr=broker.namesrv.address, instance_name=f"h{hops}")
-            await consumer.subscribe("T", "*")
+            consumer.subscribe("T", "*")
         else:
             consumer = AsyncPushConsumer(GROUP, namesrv_addr=broker.namesrv.address, instance_name=f"h{hops}")
             consumer.subscribe("T", "*")
@@ -406,6 +408,9 @@ async def test_shutdown_goes_on_without_a_task_that_ignores_its_cancellation(bro
     consumer = push(broker, lambda messages, context: ConsumeConcurrentlyStatus.CONSUME_SUCCESS)
     await consumer.start()
     rogue = asyncio.get_running_loop().create_task(stubborn(), name="stubborn")
+    # Let it reach its loop: a task cancelled before its first step ends at once, which is not the bug meant
+    # here (and on 3.12 shutdown can reach the cancel without a pass of the loop in between).
+    await asyncio.sleep(0)
     consumer._background.append(rogue)
     await asyncio.wait_for(consumer.shutdown(), 5)
     assert "background task stubborn did not stop" in caplog.text and "stubborn (test_consumer_loopback.py" in caplog.text

@@ -410,7 +410,7 @@ async def test_consumers_refuse_bad_input_before_anything_is_sent():
     lite = AsyncLitePullConsumer("g", namesrv_addr="127.0.0.1:1")
     lite.assign([MessageQueue("T", "b", 0)])
     with pytest.raises(Exception, match="mutually exclusive"):
-        await lite.subscribe("T", "*")
+        lite.subscribe("T", "*")
     with pytest.raises(Exception, match="not running"):
         await lite.poll(10)
     assert asyncio.get_running_loop()

@@ -2,7 +2,9 @@
 config dataclasses give it, and the page names no key we do not read.
 
 A key that takes effect is a field of ``BrokerConfig`` or ``MessageStoreConfig`` (``load_broker_config`` applies
-one file to both); a Java key accepted without effect is in ``JAVA_KEYS_WITHOUT_EFFECT``. A default computed at
+one file to both) that is not in ``JAVA_KEYS_WITHOUT_EFFECT``; a Java key accepted without effect is in
+``JAVA_KEYS_WITHOUT_EFFECT`` (reported by GET_BROKER_CONFIG with Java's default) or ``LATER_JAVA_KEYS`` (keys of
+later Java brokers, accepted quietly). A default computed at
 start (the host name, an environment variable) is described in italics on the page; a literal default is
 written as the properties file would carry it. Java's defaults, the third column, are checked against the Java
 broker's own answer by compat-tests/test_broker_config_page.py.
@@ -14,7 +16,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rocketmq_py.broker.config import JAVA_KEYS_WITHOUT_EFFECT, UNSUPPORTED_WHEN_TRUE, BrokerConfig
+from rocketmq_py.broker.config import (
+    JAVA_KEYS_WITHOUT_EFFECT,
+    LATER_JAVA_KEYS,
+    UNSUPPORTED_WHEN_TRUE,
+    BrokerConfig,
+)
 from rocketmq_py.common.config_file import java_name
 from rocketmq_py.store.config import MessageStoreConfig
 
@@ -37,8 +44,14 @@ def page_rows() -> dict[str, tuple[str, str]]:
     return rows
 
 
+#: Keys accepted without effect: on the page as such, not with a default of ours.
+ACCEPTED_WITHOUT_EFFECT = JAVA_KEYS_WITHOUT_EFFECT | LATER_JAVA_KEYS
+
+
 def fields() -> dict[str, dataclasses.Field[Any]]:
-    return {java_name(f): f for config in (BrokerConfig, MessageStoreConfig) for f in dataclasses.fields(config)}
+    """The keys that take effect here, with their fields."""
+    return {java_name(f): f for config in (BrokerConfig, MessageStoreConfig) for f in dataclasses.fields(config)
+            if java_name(f) not in ACCEPTED_WITHOUT_EFFECT}
 
 
 def expected_cell(field: dataclasses.Field[Any]) -> str | None:
@@ -54,7 +67,7 @@ def expected_cell(field: dataclasses.Field[Any]) -> str | None:
 
 
 def test_the_page_has_its_tables():
-    assert len(page_rows()) >= len(fields()) + len(JAVA_KEYS_WITHOUT_EFFECT - set(fields()))
+    assert len(page_rows()) >= len(fields()) + len(ACCEPTED_WITHOUT_EFFECT)
 
 
 def test_every_key_we_read_is_on_the_page_with_our_default():
@@ -73,13 +86,12 @@ def test_every_key_we_read_is_on_the_page_with_our_default():
 
 def test_every_java_key_accepted_without_effect_is_on_the_page_as_such():
     rows = page_rows()
-    accepted = JAVA_KEYS_WITHOUT_EFFECT - set(fields())
-    expected = {key: REFUSED_WHEN_TRUE if key in UNSUPPORTED_WHEN_TRUE else NO_EFFECT for key in accepted}
-    assert {key: rows.get(key, ("(missing)",))[0] for key in accepted} == expected
+    expected = {key: REFUSED_WHEN_TRUE if key in UNSUPPORTED_WHEN_TRUE else NO_EFFECT for key in ACCEPTED_WITHOUT_EFFECT}
+    assert {key: rows.get(key, ("(missing)",))[0] for key in ACCEPTED_WITHOUT_EFFECT} == expected
 
 
 def test_the_page_names_no_key_we_do_not_read():
-    assert sorted(set(page_rows()) - set(fields()) - JAVA_KEYS_WITHOUT_EFFECT) == []
+    assert sorted(set(page_rows()) - set(fields()) - ACCEPTED_WITHOUT_EFFECT) == []
 
 
 def test_every_row_gives_javas_default():

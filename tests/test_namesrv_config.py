@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+
+from conftest_child import child_env
 
 from rocketmq_py import codec
 from rocketmq_py.cli import build_parser
@@ -21,8 +21,6 @@ from rocketmq_py.common.config_file import (
     write_file_safely,
 )
 from rocketmq_py.namesrv import KVConfigManager, NamesrvConfig, load_namesrv_config
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_properties_syntax_as_java_reads_it():
@@ -125,9 +123,8 @@ def test_python_m_namesrv_serves_and_stops_on_sigterm(tmp_path):
         port = probe.getsockname()[1]
     conf = tmp_path / "namesrv.properties"
     conf.write_text(f"kvConfigPath={tmp_path / 'kv.json'}\nbindAddress=127.0.0.1\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", "namesrv", "-c", str(conf), "--port", str(port)],
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+                            stderr=subprocess.PIPE, text=True, env=child_env(), cwd=tmp_path)
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

@@ -275,6 +275,9 @@ class FakeTransport:
     def writelines(self, parts: list[bytes]) -> None:
         self.written.append(b"".join(parts))
 
+    def write(self, data: bytes) -> None:
+        self.written.append(bytes(data))
+
     def is_closing(self) -> bool:
         return self.aborted
 

@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest_child import child_cwd, child_env
 
 from rocketmq_py.broker.config import UNSUPPORTED_WHEN_TRUE
 from rocketmq_py.store.lock import StoreLock
-
-ROOT = Path(__file__).resolve().parent.parent
 
 #: Runs the command with prometheus_client made unimportable, as in an install that left it out.
 _WITHOUT_PROMETHEUS = ("import sys; sys.modules['prometheus_client'] = None; "
@@ -26,8 +25,8 @@ _WITHOUT_PROMETHEUS = ("import sys; sys.modules['prometheus_client'] = None; "
 def _run(args: list[str], *, without_prometheus: bool = False) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-c", _WITHOUT_PROMETHEUS] if without_prometheus else [sys.executable, "-m",
                                                                                         "rocketmq_py"]
-    return subprocess.run(command + args, capture_output=True, text=True, timeout=60, cwd=ROOT,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    return subprocess.run(command + args, capture_output=True, text=True, timeout=60, cwd=child_cwd(),
+                          env=child_env())
 
 
 def _assert_refused(result: subprocess.CompletedProcess[str], expected: str) -> None:

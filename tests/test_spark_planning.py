@@ -143,15 +143,15 @@ def test_pyspark_finds_both_sources_by_its_module_scan():
     """PySpark registers the DefaultSource of every importable ``pyspark_*`` module (lookup_data_sources.py)."""
     import subprocess
     import sys
-    from pathlib import Path
+
+    from conftest_child import child_cwd
 
     pytest.importorskip("pyspark", reason="the spark extra is not installed")
     code = ("from pkgutil import iter_modules; from importlib import import_module; "
             "from pyspark.sql.datasource import DataSource; "
             "names = sorted(import_module(m.name).DefaultSource.name() for m in iter_modules() "
             "if m.name.startswith('pyspark_rocketmq')); print(names)")
-    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent.parent)
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=child_cwd())
     assert done.stdout.strip() == "['rocketmq', 'rocketmq.store']"
 
 

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest_child import child_env
+
 from rocketmq_py import codec
 from rocketmq_py.store import MessageStore, MessageStoreConfig, StoreError, StoreMessage
 
-ROOT = Path(__file__).resolve().parent.parent
 FILE_SIZE = 64 * 1024
 
 
@@ -222,8 +223,8 @@ CHILD = textwrap.dedent("""
 
 def test_kill_minus_nine_during_sync_flush_sends_keeps_every_acked_message(tmp_path):
     root = tmp_path / "store"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(root)], stdout=subprocess.PIPE, text=True, env=env)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(root)], stdout=subprocess.PIPE, text=True,
+                             env=child_env())
     acked = []
     try:
         for line in child.stdout:

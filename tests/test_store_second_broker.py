@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+from conftest_child import child_cwd, child_env
 from conftest_servers import (
-    REPO_ROOT,
     call,
     free_broker_port,
     send_fields,
@@ -97,8 +97,8 @@ def test_a_second_broker_on_a_live_store_exits_and_changes_nothing(tmp_path):
             before = _snapshot(store)
             assert "abort" in before and "lock" in before and any(name.startswith("index/") for name in before)
             second = subprocess.run([sys.executable, "-m", "rocketmq_py", "broker", "-c", str(conf)],
-                                    capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
-                                    env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"})
+                                    capture_output=True, text=True, timeout=120, cwd=child_cwd(),
+                                    env=child_env({"PATH": "/usr/bin:/bin"}))
             output = second.stdout + second.stderr
             assert second.returncode != 0, output
             assert f"the store at {store} is locked by a running broker (pid {live.pid})" in output, output

@@ -4,25 +4,30 @@ Field names are Java's in Python spelling, so a ``broker.conf`` written for
 the Java broker loads unchanged: :func:`load_broker_config` applies its keys
 to :class:`BrokerConfig` and, through the same names, to the store's
 :class:`~rocketmq_py.store.MessageStoreConfig`, as Java's BrokerStartup
-applies one file to all its config objects. Keys Java knows that change
-nothing here (thread pools, Netty buffers) are accepted quietly; keys nobody
-knows are logged as warnings, never fatal. Keys whose Java meaning changes
-what is stored or how it is replicated, which this broker does not implement,
-refuse to start when they ask for it (:data:`UNSUPPORTED_WHEN_TRUE`).
+applies one file to all its config objects. Java's keys that change nothing
+here (thread pools, Netty tuning: :class:`BrokerKeysWithoutEffect` and the
+store's :class:`~rocketmq_py.store.config.StoreKeysWithoutEffect`) are
+accepted, and reported by GET_BROKER_CONFIG with Java's defaults, as Java's
+broker reports every key it has; keys nobody knows are logged as warnings,
+never fatal. Keys whose Java meaning changes what is stored or how it is
+replicated, which this broker does not implement, refuse to start when they
+ask for it (:data:`UNSUPPORTED_WHEN_TRUE`).
 """
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from rocketmq_py.common.config_file import apply_properties, load_properties, parse_boolean
+from rocketmq_py.common.config_file import apply_properties, java_name, load_properties, parse_boolean
 from rocketmq_py.common.metrics_http import load_prometheus
 from rocketmq_py.common.route import PermName
 from rocketmq_py.errors import ConfigError
-from rocketmq_py.store.config import ASYNC_MASTER, SLAVE, SYNC_MASTER, MessageStoreConfig
+from rocketmq_py.remoting.tls import tls_enabled_from_env
+from rocketmq_py.store.config import ASYNC_MASTER, SLAVE, SYNC_MASTER, MessageStoreConfig, StoreKeysWithoutEffect
 
 _log = logging.getLogger(__name__)
 
@@ -37,6 +42,11 @@ def _local_address() -> str:
     return local_address()
 
 
+def _processors() -> int:
+    """The CPUs this process may run on: what Java's ``availableProcessors()`` sizes its thread pools by."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def _host_name() -> str:
     try:
         return socket.gethostname() or "DEFAULT_BROKER"
@@ -44,9 +54,81 @@ def _host_name() -> str:
         return "DEFAULT_BROKER"
 
 
+@dataclass(kw_only=True)
+class BrokerKeysWithoutEffect:
+    """Java 4.9's BrokerConfig, NettyServerConfig and NettyClientConfig keys that this broker accepts,
+    reports (GET_BROKER_CONFIG, ``-p``) and persists with Java's defaults, but that change nothing here:
+    thread pools and their queues, Netty tuning, commercial, bloom filter and filter server settings."""
+
+    message_store_plug_in: str = ""
+    send_message_thread_pool_nums: int = field(default_factory=lambda: min(_processors(), 4))
+    put_message_future_thread_pool_nums: int = field(default_factory=lambda: min(_processors(), 4))
+    pull_message_thread_pool_nums: int = field(default_factory=lambda: 16 + _processors() * 2)
+    process_reply_message_thread_pool_nums: int = field(default_factory=lambda: 16 + _processors() * 2)
+    query_message_thread_pool_nums: int = field(default_factory=lambda: 8 + _processors())
+    admin_broker_thread_pool_nums: int = 16
+    client_manage_thread_pool_nums: int = 32
+    consumer_manage_thread_pool_nums: int = 32
+    heartbeat_thread_pool_nums: int = field(default_factory=lambda: min(32, _processors()))
+    end_transaction_thread_pool_nums: int = field(
+        default_factory=lambda: max(8 + _processors() * 2, min(_processors(), 4) * 4))
+    flush_consumer_offset_history_interval: int = 60_000
+    fetch_namesrv_addr_by_address_server: bool = False
+    put_thread_pool_queue_capacity: int = 10_000
+    reply_thread_pool_queue_capacity: int = 10_000
+    query_thread_pool_queue_capacity: int = 20_000
+    client_manager_thread_pool_queue_capacity: int = 1_000_000
+    consumer_manager_thread_pool_queue_capacity: int = 1_000_000
+    heartbeat_thread_pool_queue_capacity: int = 50_000
+    end_transaction_pool_queue_capacity: int = 100_000
+    filter_server_nums: int = 0
+    high_speed_mode: bool = False
+    commercial_enable: bool = True
+    commercial_timer_count: int = 1
+    commercial_trans_count: int = 1
+    commercial_big_count: int = 1
+    commercial_base_count: int = 1
+    transfer_msg_by_heap: bool = True
+    max_delay_time: int = 40
+    disable_consume_if_consumer_read_slowly: bool = False
+    consumer_fallbehind_threshold: int = 16 * 1024 * 1024 * 1024
+    wait_time_mills_in_heartbeat_queue: int = 31_000
+    wait_time_mills_in_transaction_queue: int = 3000
+    enable_calc_filter_bit_map: bool = False
+    expect_consumer_num_use_filter: int = 32
+    max_error_rate_of_bloom_filter: int = 20
+    filter_data_clean_time_span: int = 24 * 3600 * 1000
+    enable_detail_stat: bool = True
+    isolate_log_enable: bool = False
+    # --- NettyServerConfig ---------------------------------------------------------------------------
+    server_worker_threads: int = 8
+    server_callback_executor_threads: int = 0
+    server_selector_threads: int = 3
+    server_socket_snd_buf_size: int = 0
+    server_socket_rcv_buf_size: int = 0
+    server_pooled_byte_buf_allocator_enable: bool = True
+    use_epoll_native_selector: bool = False
+    # --- NettyClientConfig (the broker's connections to name servers and clients) ---------------------
+    client_worker_threads: int = 4
+    client_callback_executor_threads: int = field(default_factory=_processors)
+    client_oneway_semaphore_value: int = 65535
+    client_async_semaphore_value: int = 65535
+    connect_timeout_millis: int = 3000
+    channel_not_active_interval: int = 60_000
+    client_channel_max_idle_time_seconds: int = 120
+    client_socket_snd_buf_size: int = 0
+    client_socket_rcv_buf_size: int = 0
+    client_pooled_byte_buf_allocator_enable: bool = False
+    client_close_socket_if_timeout: bool = True
+    #: Reported as the broker's client takes it: from ``tls.enable`` (or ``TLS_ENABLE``) in the environment.
+    use_tls: bool = field(default_factory=tls_enabled_from_env, metadata={"java": "useTLS"})
+
+
 @dataclass
-class BrokerConfig:
-    rocketmq_home: str = field(default_factory=lambda: os.environ.get("ROCKETMQ_HOME", ""))
+class BrokerConfig(BrokerKeysWithoutEffect):
+    #: Java's broker refuses to start without it; here it defaults to the current directory, which holds
+    #: ``conf/plain_acl.yml`` as ``$ROCKETMQ_HOME`` does for Java's.
+    rocketmq_home: str = field(default_factory=lambda: os.environ.get("ROCKETMQ_HOME") or os.getcwd())
     #: Name servers, ``;``-separated (``NAMESRV_ADDR`` by default).
     namesrv_addr: str = field(default_factory=lambda: os.environ.get("NAMESRV_ADDR", ""))
     #: The address clients reach this broker at (part of the registered address and of every store host).
@@ -99,6 +181,9 @@ class BrokerConfig:
     server_async_semaphore_value: int = 64
     server_oneway_semaphore_value: int = 256
     server_socket_backlog: int = 1024
+    #: The client sockets' write buffer limits in bytes (0: the event loop's own); also NettyClientConfig's keys.
+    write_buffer_high_water_mark: int = 0
+    write_buffer_low_water_mark: int = 0
     # --- request lanes (Java's executor queues and BrokerFastFailure) ----------------------------------
     send_thread_pool_queue_capacity: int = 10_000
     pull_thread_pool_queue_capacity: int = 100_000
@@ -145,37 +230,23 @@ class BrokerConfig:
         return keys
 
 
-#: Java keys (BrokerConfig, NettyServerConfig, NettyClientConfig, MessageStoreConfig) that are
-#: accepted but change nothing in this broker: thread pools, queue capacities, Netty and HA tuning.
-JAVA_KEYS_WITHOUT_EFFECT = frozenset({
-    "messageStorePlugIn", "sendMessageThreadPoolNums", "putMessageFutureThreadPoolNums", "pullMessageThreadPoolNums",
-    "processReplyMessageThreadPoolNums", "queryMessageThreadPoolNums", "adminBrokerThreadPoolNums",
-    "clientManageThreadPoolNums", "consumerManageThreadPoolNums", "heartbeatThreadPoolNums",
-    "endTransactionThreadPoolNums", "flushConsumerOffsetHistoryInterval", "fetchNamesrvAddrByAddressServer",
-    "putThreadPoolQueueCapacity", "replyThreadPoolQueueCapacity", "queryThreadPoolQueueCapacity",
-    "clientManagerThreadPoolQueueCapacity",
-    "consumerManagerThreadPoolQueueCapacity", "heartbeatThreadPoolQueueCapacity", "endTransactionPoolQueueCapacity",
-    "filterServerNums", "highSpeedMode", "commercialEnable", "commercialTimerCount", "commercialTransCount",
-    "commercialBigCount", "commercialBaseCount", "transferMsgByHeap", "maxDelayTime",
-    "disableConsumeIfConsumerReadSlowly", "consumerFallbehindThreshold", "waitTimeMillsInHeartbeatQueue",
-    "waitTimeMillsInTransactionQueue", "enableCalcFilterBitMap", "expectConsumerNumUseFilter",
-    "maxErrorRateOfBloomFilter", "filterDataCleanTimeSpan", "enableDetailStat", "autoDeleteUnusedStats",
-    "isolateLogEnable",
-    "serverWorkerThreads", "serverCallbackExecutorThreads", "serverSelectorThreads", "serverSocketSndBufSize",
-    "serverSocketRcvBufSize", "writeBufferHighWaterMark", "writeBufferLowWaterMark", "serverPooledByteBufAllocatorEnable",
-    "useEpollNativeSelector", "clientWorkerThreads", "clientCallbackExecutorThreads", "clientOnewaySemaphoreValue",
-    "clientAsyncSemaphoreValue", "connectTimeoutMillis", "channelNotActiveInterval", "clientChannelMaxIdleTimeSeconds",
-    "clientSocketSndBufSize", "clientSocketRcvBufSize", "clientPooledByteBufAllocatorEnable",
-    "clientCloseSocketIfTimeout", "useTLS",
-    "haListenPort", "transientStorePoolEnable", "transientStorePoolSize", "fastFailIfNoBufferInStorePool",
-    "commitIntervalCommitLog", "commitCommitLogLeastPages", "commitCommitLogThoroughInterval", "useReentrantLockWhenPutMessage",
-    "warmMapedFileEnable", "defaultQueryMaxNum", "enableConsumeQueueExt",
-    "mappedFileSizeConsumeQueueExt", "bitMapLengthConsumeQueueExt", "enableDLegerCommitLog", "dLegerGroup", "dLegerPeers",
-    "dLegerSelfId", "preferredLeaderId", "isEnableBatchPush", "enableScheduleMessageStats", "enableLmq",
-    "enableMultiDispatch", "maxLmqConsumeQueueNum", "enableScheduleAsyncDeliver", "scheduleAsyncDeliverMaxPendingLimit",
-    "scheduleAsyncDeliverMaxResendNum2Blocked", "duplicationEnable", "debugLockEnable", "autoMessageVersionOnTopicLen",
-    "storePathConsumeQueue", "storePathIndex",
-})
+#: Keys of the Java 4.9 broker accepted, reported and persisted with Java's defaults that change nothing here.
+JAVA_KEYS_WITHOUT_EFFECT = frozenset(
+    java_name(f) for keys in (BrokerKeysWithoutEffect, StoreKeysWithoutEffect) for f in fields(keys))
+#: Keys of later Java brokers that a broker.conf may carry: accepted quietly, neither applied nor reported.
+LATER_JAVA_KEYS = frozenset({"storePathConsumeQueue", "storePathIndex", "autoMessageVersionOnTopicLen"})
+
+
+def bloom_filter_bits(error_rate_percent: int, expected_entries: int) -> int:
+    """The bit count of Java's consumer-filter bloom filter (BloomFilter.createByFn), which Java's broker writes
+    into bitMapLengthConsumeQueueExt at start: n·log2(1/f)·log2(e) bits, rounded up to whole bytes."""
+    if not 1 <= error_rate_percent < 100 or expected_entries < 1:
+        raise ValueError(f"maxErrorRateOfBloomFilter must be 1..99 and expectConsumerNumUseFilter at least 1, "
+                         f"not {error_rate_percent} and {expected_entries}")
+    rate = error_rate_percent / 100.0
+    # In Java's order of operations, so that the doubles round alike.
+    bits = math.ceil(expected_entries * (math.log(1 / rate) / math.log(2)) * (math.log(math.e) / math.log(2)))
+    return 8 * math.ceil(bits / 8)
 
 
 #: Java keys that, set to true, change what the store holds or how it is replicated, in ways this broker does not
@@ -219,9 +290,11 @@ def load_broker_config(path: str | os.PathLike[str] | None = None, **overrides: 
             setattr(store, name, value)
         else:
             raise ValueError(f"unknown broker or store setting {name!r}")
+    for key in sorted(JAVA_KEYS_WITHOUT_EFFECT.intersection(properties)):
+        _log.info("broker config key %r is accepted but has no effect in this broker", key)
     for key in sorted(unknown):
-        if key in JAVA_KEYS_WITHOUT_EFFECT:
-            _log.info("broker config key %r is accepted but has no effect in this broker", key)
+        if key in LATER_JAVA_KEYS:
+            _log.info("broker config key %r (of a later Java broker) has no effect in this broker", key)
         else:
             _log.warning("unknown broker config key %r in %s; ignored", key, path)
     if path is not None and not broker.broker_config_path:
@@ -231,8 +304,11 @@ def load_broker_config(path: str | os.PathLike[str] | None = None, **overrides: 
 
 
 def settle(broker: BrokerConfig, store: MessageStoreConfig) -> None:
-    """Apply the rules Java's BrokerStartup applies after loading (and check the result)."""
+    """Apply the rules Java's BrokerStartup (and BrokerController's construction) applies after loading, and
+    check the result."""
     store.validate()
+    store.bit_map_length_consume_queue_ext = bloom_filter_bits(broker.max_error_rate_of_bloom_filter,
+                                                               broker.expect_consumer_num_use_filter)
     if store.broker_role in (ASYNC_MASTER, SYNC_MASTER):
         broker.broker_id = MASTER_ID
     elif store.broker_role == SLAVE and broker.broker_id <= 0:

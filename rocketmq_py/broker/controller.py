@@ -124,6 +124,8 @@ class BrokerController:
             server_async_semaphore_value=self.config.server_async_semaphore_value,
             server_oneway_semaphore_value=self.config.server_oneway_semaphore_value,
             server_socket_backlog=self.config.server_socket_backlog,
+            write_buffer_high_water_mark=self.config.write_buffer_high_water_mark,
+            write_buffer_low_water_mark=self.config.write_buffer_low_water_mark,
         )
         fronted_config = replace(server_config, worker_processes=self.config.server_worker_processes)
         housekeeping = _ClientHousekeeping(self)

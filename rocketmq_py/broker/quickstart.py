@@ -104,7 +104,7 @@ async def _consume(namesrv: str, expected: dict[str, int], summary: Summary) -> 
     consumer = AsyncLitePullConsumer(CONSUMER_GROUP, namesrv_addr=namesrv,
                                      consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET)
     summary.consumer = "AsyncLitePullConsumer"
-    await consumer.subscribe(TOPIC, "*")
+    consumer.subscribe(TOPIC, "*")
     await consumer.start()
     started = time.monotonic()
     seen: set[str] = set()

@@ -35,6 +35,7 @@ from rocketmq_py.errors import CodecError, RemotingSendRequestError
 from rocketmq_py.remoting import command as commands
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode, create_response
 from rocketmq_py.remoting.future import Outcome, ResponseFuture
+from rocketmq_py.remoting.writes import write_buffers
 
 __all__ = ["RemotingConnection", "RequestContext", "RequestHandler", "ConnectionListener", "ListenerGroup"]
 
@@ -254,11 +255,9 @@ class RemotingConnection(asyncio.Protocol):
         if transport is None or transport.is_closing():
             _log.debug("%d frames to %s dropped: the connection is closed", len(out), self.remote_address)
             return
-        if len(out) == 1:
-            transport.write(out[0])
-        else:
-            # uvloop hands the buffers to the kernel as they are (asyncio before 3.12 joins them itself).
-            transport.writelines(out)
+        # uvloop and asyncio from 3.12 on hand the buffers to the kernel as they are (asyncio before 3.12 joins
+        # them itself), where their flow control allows (see rocketmq_py/remoting/writes.py).
+        write_buffers(transport, out)
 
     async def send(self, command: RemotingCommand) -> None:
         """Write one frame, then wait while the write buffer is above its high watermark."""

@@ -25,6 +25,8 @@ import struct
 from enum import IntEnum
 from typing import Any, cast
 
+from rocketmq_py.remoting.writes import write_buffers
+
 __all__ = ["Relay", "RelayChannel"]
 
 _log = logging.getLogger(__name__)
@@ -125,7 +127,7 @@ class RelayChannel(asyncio.Protocol):
         transport = self.transport
         if transport is None or transport.is_closing():
             return
-        transport.writelines(out)
+        write_buffers(transport, out)
 
     def close(self) -> None:
         if self.transport is not None:

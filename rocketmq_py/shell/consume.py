@@ -196,13 +196,13 @@ async def _consume(args: argparse.Namespace, consumer: AsyncLitePullConsumer, st
     """Set the consumer up as the arguments say, then print until the end, ``--max`` or a signal, counting in
     ``printed`` as it goes."""
     if args.group:
-        await consumer.subscribe(args.topic)
+        consumer.subscribe(args.topic)
     else:
         queues = await consumer.fetch_message_queues(args.topic)
         consumer.assign(queues)
         for queue in sorted(queues):
             offset = await start.offset_of(consumer, queue)
-            await consumer.seek(queue, offset)
+            consumer.seek(queue, offset)
             tracker.positions[queue] = offset
     while args.max is None or printed.count < args.max:
         if args.exit_at_end:

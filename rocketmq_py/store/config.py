@@ -22,8 +22,47 @@ DEFAULT_MESSAGE_DELAY_LEVEL = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 
 _TIME_UNITS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
+@dataclass(kw_only=True)
+class StoreKeysWithoutEffect:
+    """Java 4.9's MessageStoreConfig keys that this store accepts, reports (GET_BROKER_CONFIG, ``-p``) and
+    persists with Java's defaults, but that change nothing here: the transient store pool, the
+    ConsumeQueue extension, DLedger, LMQ and the schedule service's tuning. A None is a key Java reports
+    only once it is set."""
+
+    store_path_d_ledger_commit_log: str | None = None
+    read_only_commit_log_store_paths: str | None = None
+    enable_consume_queue_ext: bool = False
+    mapped_file_size_consume_queue_ext: int = 48 * 1024 * 1024
+    bit_map_length_consume_queue_ext: int = 64
+    commit_interval_commit_log: int = 200
+    use_reentrant_lock_when_put_message: bool = True
+    put_msg_index_hight_water: int = 600_000
+    commit_commit_log_least_pages: int = 4
+    flush_least_pages_when_warm_maped_file: int = 1024 // 4 * 16
+    commit_commit_log_thorough_interval: int = 200
+    warm_maped_file_enable: bool = False
+    debug_lock_enable: bool = False
+    duplication_enable: bool = False
+    transient_store_pool_enable: bool = False
+    transient_store_pool_size: int = 5
+    fast_fail_if_no_buffer_in_store_pool: bool = False
+    enable_d_leger_commit_log: bool = False
+    d_leger_group: str | None = None
+    d_leger_peers: str | None = None
+    d_leger_self_id: str | None = None
+    preferred_leader_id: str | None = None
+    is_enable_batch_push: bool = False
+    enable_schedule_message_stats: bool = True
+    enable_lmq: bool = False
+    enable_multi_dispatch: bool = False
+    max_lmq_consume_queue_num: int = 20_000
+    enable_schedule_async_deliver: bool = False
+    schedule_async_deliver_max_pending_limit: int = 2000
+    schedule_async_deliver_max_resend_num2_blocked: int = 3
+
+
 @dataclass
-class MessageStoreConfig:
+class MessageStoreConfig(StoreKeysWithoutEffect):
     store_path_root_dir: str = field(default_factory=lambda: str(Path.home() / "store"))
     #: Empty means ``{storePathRootDir}/commitlog``.
     store_path_commit_log: str = ""

@@ -152,7 +152,7 @@ class LitePullConsumer(BlockingMQAdminMethods, BlockingFacade):
 
     def subscribe(self, topic: str, selector: MessageSelector | str | None = "*") -> None:
         """Consume ``topic`` with the group's rebalance (``selector``: tag expression or MessageSelector)."""
-        self._run(self._core.subscribe(topic, selector))
+        self._run(_call(self._core.subscribe, topic, selector))
 
     def unsubscribe(self, topic: str) -> None:
         """Stop consuming ``topic``."""
@@ -176,8 +176,9 @@ class LitePullConsumer(BlockingMQAdminMethods, BlockingFacade):
         return self._run(self._core.poll(timeout_ms))
 
     def seek(self, queue: MessageQueue, offset: int) -> None:
-        """Pull ``queue`` from ``offset`` next."""
-        self._run(self._core.seek(queue, offset))
+        """Pull ``queue`` from ``offset`` next; InvalidArgumentError, and no change, when ``offset`` is outside
+        the queue's min and max offsets (as Java's seek)."""
+        self._run(self._core._seek_checked(queue, offset))
 
     def seek_to_begin(self, queue: MessageQueue) -> None:
         """Pull ``queue`` from its first offset next."""

@@ -3,7 +3,9 @@
 The application calls :meth:`AsyncLitePullConsumer.poll`; behind it one pull
 task per queue keeps a cache of pulled messages filled (long polling, with
 the flow control of Java's thresholds). Queues come from :meth:`assign`
-(fixed queues) or :meth:`subscribe` (the group's rebalance). The consumed
+(fixed queues) or :meth:`subscribe` (the group's rebalance); these, and
+:meth:`seek`, are plain methods as aiokafka's are, and what needs a broker
+(a seek's range check) happens in the queue's pull task. The consumed
 offset of a queue moves when :meth:`poll` hands its messages out; offsets
 are committed to the store every ``auto_commit_interval_millis`` when
 ``auto_commit`` is on, or by :meth:`commit`, and persisted to the broker
@@ -16,12 +18,13 @@ import collections
 import enum
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from rocketmq_py.client.consumer.allocate import resolve_strategy
 from rocketmq_py.client.failure_log import FailureLog
 from rocketmq_py.client.consumer.config import LitePullConsumerConfig, make_config
+from rocketmq_py.client.consumer.former_coroutine import FormerCoroutine
 from rocketmq_py.client.consumer.offset_store import OFFSET_READ_FAILED, ReadOffsetType
 from rocketmq_py.client.consumer.process_queue import ProcessQueue
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
@@ -61,6 +64,18 @@ class SubscriptionType(enum.Enum):
 
 
 @dataclass
+class _Seek:
+    """A seek its queue's pull task has not checked yet against the queue's min and max offsets."""
+
+    offset: int
+    #: Set once the seek took effect, was refused (``error``), or was overtaken by another seek or a drop.
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    error: InvalidArgumentError | None = None
+    #: The error was raised to whoever awaited the seek, so poll() does not raise it again.
+    reported: bool = False
+
+
+@dataclass
 class _QueueState:
     """Java's AssignedMessageQueue.MessageQueueState."""
 
@@ -68,7 +83,13 @@ class _QueueState:
     paused: bool = False
     pull_offset: int = -1
     consume_offset: int = -1
-    seek_offset: int = -1
+    seek: _Seek | None = None
+
+    def settle_seek(self) -> None:
+        """Forget the pending seek (overtaken or dropped): whoever awaits it stops waiting."""
+        if self.seek is not None:
+            self.seek.settled.set()
+            self.seek = None
 
 
 @dataclass
@@ -132,6 +153,8 @@ class AsyncLitePullConsumer(ConsumerMember):
         self._tasks: dict[MessageQueue, asyncio.Task[None]] = {}
         self._cache: collections.deque[_ConsumeRequest] = collections.deque()
         self._cache_ready = asyncio.Event()
+        #: Seeks their pull task refused (offset out of range), for the next poll() to raise.
+        self._refused_seeks: collections.deque[_Seek] = collections.deque()
         #: The pull whose messages ``async for`` is handing out one by one.
         self._iterated: _ConsumeRequest | None = None
         #: Failed pulls, logged once per broker and interval with a count.
@@ -148,8 +171,10 @@ class AsyncLitePullConsumer(ConsumerMember):
         elif self.subscription_type is not kind:
             raise ClientStateError("subscribe and assign are mutually exclusive: use one of them per consumer")
 
-    async def subscribe(self, topic: str, selector: MessageSelector | str | None = "*") -> None:
-        """Consume ``topic`` with the group's rebalance; ``selector`` is a tag expression or a MessageSelector."""
+    def subscribe(self, topic: str, selector: MessageSelector | str | None = "*") -> None:
+        """Consume ``topic`` with the group's rebalance; ``selector`` is a tag expression (``"*"``, ``"TagA ||
+        TagB"``) or a :class:`MessageSelector`. A plain method, as aiokafka's: on a running consumer the
+        brokers hear of the subscription from a task of its own."""
         # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.filter import build_subscription
 
@@ -158,10 +183,11 @@ class AsyncLitePullConsumer(ConsumerMember):
         self._set_subscription_type(SubscriptionType.SUBSCRIBE)
         if self.rebalance is None:
             self._pending_subscriptions[subscription.topic] = subscription
-            return
+            return FormerCoroutine("AsyncLitePullConsumer.subscribe")  # type: ignore[return-value]
         self.rebalance.subscription_inner[subscription.topic] = subscription
-        await self.instance_or_fail().send_heartbeat_to_all_brokers()
-        await self._refresh_routes()
+        announced = self._announce_subscriptions()
+        return FormerCoroutine(  # type: ignore[return-value]
+            "AsyncLitePullConsumer.subscribe", lambda: asyncio.shield(announced))
 
     def unsubscribe(self, topic: str) -> None:
         """Stop consuming ``topic`` (its queues are dropped)."""
@@ -219,6 +245,7 @@ class AsyncLitePullConsumer(ConsumerMember):
         state = self._assigned.pop(queue, None)
         if state is not None:
             state.process_queue.dropped = True
+            state.settle_seek()
         task = self._tasks.pop(queue, None)
         if task is not None:
             task.cancel()
@@ -273,6 +300,8 @@ class AsyncLitePullConsumer(ConsumerMember):
         tasks = list(self._tasks.values())
         self._tasks.clear()
         await cancel_and_wait(tasks, f"{self.group}: pull task")
+        for state in self._assigned.values():
+            state.settle_seek()
         await self._stop_background()
         if self.config.auto_commit:
             self.commit_all()
@@ -325,7 +354,8 @@ class AsyncLitePullConsumer(ConsumerMember):
             self._iterated = await self._next_request(None)
 
     async def _next_request(self, timeout_ms: float | None) -> _ConsumeRequest | None:
-        """The next pull's messages, not yet marked consumed; None after ``timeout_ms`` or at shutdown."""
+        """The next pull's messages, not yet marked consumed; None after ``timeout_ms`` or at shutdown.
+        Raises the error of a seek its pull task refused."""
         self._check_running()
         if timeout_ms is None:
             timeout_ms = self.config.poll_timeout_millis
@@ -336,6 +366,7 @@ class AsyncLitePullConsumer(ConsumerMember):
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_ms / 1000.0
         while self.state is ServiceState.RUNNING:
+            self._raise_refused_seek()
             while self._cache:
                 request = self._cache.popleft()
                 if not request.process_queue.dropped:
@@ -346,6 +377,13 @@ class AsyncLitePullConsumer(ConsumerMember):
             self._cache_ready.clear()
             await wait_event(self._cache_ready, remaining)
         return None
+
+    def _raise_refused_seek(self) -> None:
+        while self._refused_seeks:
+            seek = self._refused_seeks.popleft()
+            if not seek.reported and seek.error is not None:
+                seek.reported = True
+                raise seek.error
 
     def _mark_consumed(self, request: _ConsumeRequest, messages: list[MessageExt]) -> None:
         """Move the queue's consumed offset past ``messages`` (handed to the application)."""
@@ -378,34 +416,52 @@ class AsyncLitePullConsumer(ConsumerMember):
 
     # --- offsets ----------------------------------------------------------------------------------
 
-    async def seek(self, queue: MessageQueue, offset: int) -> None:
-        """Pull ``queue`` from ``offset`` next; what was cached of it is discarded."""
+    def seek(self, queue: MessageQueue, offset: int) -> None:
+        """Pull ``queue`` from ``offset`` next; what was cached of it is discarded. A plain method, as
+        aiokafka's: the queue's pull task checks ``offset`` against the queue's min and max offsets first, and
+        refuses one outside them (the queue goes on from what :meth:`poll` handed out) with an
+        InvalidArgumentError that the next :meth:`poll` (or ``async for``) raises."""
+        seek = self._start_seek(queue, offset)
+        return FormerCoroutine(  # type: ignore[return-value]
+            "AsyncLitePullConsumer.seek", lambda: self._wait_for_seek(seek))
+
+    def _start_seek(self, queue: MessageQueue, offset: int) -> _Seek:
         self._check_running()
         state = self._assigned.get(queue)
         if state is None:
             extra = ", may be rebalancing" if self.subscription_type is SubscriptionType.SUBSCRIBE else ""
             raise ClientError(f"the message queue is not in the assigned list{extra}: {queue}")
-        min_offset = await self.min_offset(queue)
-        max_offset = await self.max_offset(queue)
-        if not min_offset <= offset <= max_offset:
-            raise InvalidArgumentError(
-                f"seek offset {offset} of {queue} is outside [{min_offset}, {max_offset}] (min and max offset)"
-            )
+        if offset < 0:
+            raise InvalidArgumentError(f"seek offset {offset} of {queue} is negative")
         state.process_queue.clear()
         self._cache = collections.deque(r for r in self._cache if r.queue != queue)
         task = self._tasks.pop(queue, None)
         if task is not None:
             task.cancel()
-        state.seek_offset = offset
+        state.settle_seek()
+        state.seek = _Seek(offset)
         self._start_pull_tasks([queue])
+        return state.seek
+
+    async def _wait_for_seek(self, seek: _Seek) -> None:
+        """Until the pull task took or refused ``seek``; raises its refusal (then poll() does not)."""
+        await seek.settled.wait()
+        if seek.error is not None and not seek.reported:
+            seek.reported = True
+            raise seek.error
+
+    async def _seek_checked(self, queue: MessageQueue, offset: int) -> None:
+        """:meth:`seek`, then wait until the pull task took it; raises InvalidArgumentError when ``offset`` is
+        outside the queue's min and max offsets, as Java's seek does (the blocking consumer's seek)."""
+        await self._wait_for_seek(self._start_seek(queue, offset))
 
     async def seek_to_begin(self, queue: MessageQueue) -> None:
         """Pull ``queue`` from its first offset next."""
-        await self.seek(queue, await self.min_offset(queue))
+        await self._seek_checked(queue, await self.min_offset(queue))
 
     async def seek_to_end(self, queue: MessageQueue) -> None:
         """Pull ``queue`` from its end next (only new messages)."""
-        await self.seek(queue, await self.max_offset(queue))
+        await self._seek_checked(queue, await self.max_offset(queue))
 
     async def offset_for_timestamp(self, queue: MessageQueue, timestamp_ms: int) -> int:
         """The offset of the first message stored at or after ``timestamp_ms`` (SEARCH_OFFSET_BY_TIMESTAMP);
@@ -500,12 +556,25 @@ class AsyncLitePullConsumer(ConsumerMember):
                 return subscription
         return build_subscription_data(topic, self._assign_expressions.get(topic, "*"))
 
+    async def _take_seek(self, queue: MessageQueue, state: _QueueState, seek: _Seek) -> None:
+        """Check ``seek`` against the queue's offsets (Java's seek does, before it moves anything): pull from
+        its offset next, or refuse it and go on from what poll() handed out."""
+        min_offset = await self.min_offset(queue)
+        max_offset = await self.max_offset(queue)
+        if state.seek is not seek:
+            return
+        state.seek = None
+        if min_offset <= seek.offset <= max_offset:
+            state.pull_offset = state.consume_offset = seek.offset
+        else:
+            seek.error = InvalidArgumentError(
+                f"seek offset {seek.offset} of {queue} is outside [{min_offset}, {max_offset}] (min and max offset)")
+            state.pull_offset = state.consume_offset
+            self._refused_seeks.append(seek)
+            self._cache_ready.set()
+        seek.settled.set()
+
     async def _next_pull_offset(self, queue: MessageQueue, state: _QueueState) -> int:
-        if state.seek_offset != -1:
-            offset = state.seek_offset
-            state.consume_offset = offset
-            state.seek_offset = -1
-            return offset
         if state.pull_offset != -1:
             return state.pull_offset
         assert self.rebalance is not None
@@ -524,6 +593,13 @@ class AsyncLitePullConsumer(ConsumerMember):
             if state is None or state.process_queue.dropped:
                 return
             pq = state.process_queue
+            try:
+                if state.seek is not None:
+                    await self._take_seek(queue, state, state.seek)
+            except (RocketMQError, OSError) as error:
+                _log.warning("%s cannot read the offsets of %s to check a seek: %s", self.group, queue, error)
+                await asyncio.sleep(EXCEPTION_DELAY_S)
+                continue
             delay = self._flow_control_delay(state)
             if delay:
                 await asyncio.sleep(delay)
@@ -552,11 +628,11 @@ class AsyncLitePullConsumer(ConsumerMember):
             self._pull_failures.succeeded(queue.broker_name)
             if pq.dropped or self._assigned.get(queue) is not state:
                 return
-            if result.status is PullStatus.FOUND and result.messages and state.seek_offset == -1:
+            if result.status is PullStatus.FOUND and result.messages and state.seek is None:
                 pq.put_messages(result.messages)
                 self._cache.append(_ConsumeRequest(result.messages, queue, pq))
                 self._cache_ready.set()
-            if state.seek_offset == -1:
+            if state.seek is None:
                 state.pull_offset = result.next_begin_offset
 
     def _flow_control_delay(self, state: _QueueState) -> float:

@@ -130,7 +130,6 @@ class AsyncPushConsumer(ConsumerMember):
         self.pull_api: PullAPI | None = None
         self.paused = False
         self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
-        self._side_tasks: set[asyncio.Task[Any]] = set()
         self._inner_producer: Any = None
         self._stream: BatchStream | None = None
         #: Failed pulls, logged once per broker and interval with a count.
@@ -157,7 +156,7 @@ class AsyncPushConsumer(ConsumerMember):
         self._subscriptions[subscription.topic] = subscription
         if self.rebalance is not None:
             self.rebalance.subscription_inner[subscription.topic] = subscription
-            self._spawn(self._after_subscription_change())
+            self._announce_subscriptions()
 
     def unsubscribe(self, topic: str) -> None:
         """Stop consuming ``topic``."""
@@ -165,11 +164,6 @@ class AsyncPushConsumer(ConsumerMember):
         self._subscriptions.pop(topic, None)
         if self.rebalance is not None:
             self.rebalance.subscription_inner.pop(topic, None)
-
-    async def _after_subscription_change(self) -> None:
-        await self._refresh_routes()
-        await self.instance_or_fail().send_heartbeat_to_all_brokers()
-        self.rebalance_soon()
 
     def register_message_listener(self, listener: ListenerLike, orderly: bool | None = None) -> None:
         """The listener: a function ``(messages, context) -> status`` (``async def`` allowed), concurrent unless
@@ -273,8 +267,6 @@ class AsyncPushConsumer(ConsumerMember):
         if self._stream is not None:
             self._stream.close()
         await self.consume_service.shutdown(self.config.await_termination_millis_when_shutdown / 1000.0)
-        for task in list(self._side_tasks):
-            task.cancel()
         await self.persist_consumer_offset(force=True)
         self._pull_failures.flush()
         self.rebalance.destroy()
@@ -301,11 +293,6 @@ class AsyncPushConsumer(ConsumerMember):
         """Resume pulling after :meth:`suspend`."""
         self.paused = False
         self.rebalance_soon()
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._side_tasks.add(task)
-        task.add_done_callback(self._side_tasks.discard)
 
     # --- pulling ----------------------------------------------------------------------------------
 
@@ -423,7 +410,8 @@ class AsyncPushConsumer(ConsumerMember):
                 _log.warning("%s: the pull offset %d of %s is illegal; it restarts at %d", self.group, next_offset,
                              queue, result.next_begin_offset)
                 pq.dropped = True
-                self._spawn(self._fix_illegal_offset(queue, result.next_begin_offset))
+                self._spawn(self._fix_illegal_offset(queue, result.next_begin_offset),
+                            f"fixing the offset of {queue}")
                 return
 
     async def _fix_illegal_offset(self, queue: MessageQueue, offset: int) -> None:

@@ -15,7 +15,7 @@ import enum
 import logging
 import os
 import time
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Coroutine, Iterable
 
 from rocketmq_py.client.consumer.offset_store import LocalFileOffsetStore, ReadOffsetType, RemoteBrokerOffsetStore
 from rocketmq_py.client.consumer.stats import ConsumerStats
@@ -114,6 +114,8 @@ class ConsumerMember(MQAdminMethods):
         self.start_timestamp = int(time.time() * 1000)
         self._rebalance_wakeup: asyncio.Event | None = None
         self._background: list[asyncio.Task[None]] = []
+        #: Short tasks started by the consumer's plain methods (subscribe) and its pull tasks.
+        self._side_tasks: set[asyncio.Task[Any]] = set()
 
     @property
     def group(self) -> str:
@@ -178,7 +180,29 @@ class ConsumerMember(MQAdminMethods):
 
     async def _stop_background(self) -> None:
         tasks, self._background = self._background, []
-        await cancel_and_wait(tasks, f"{self.group}: background task")
+        await cancel_and_wait([*tasks, *self._side_tasks], f"{self.group}: background task")
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], what: str) -> asyncio.Task[None]:
+        """Run ``coro`` beside the consumer until it ends or the consumer shuts down; a failure is logged."""
+        task = asyncio.get_running_loop().create_task(coro, name=f"{what} ({self.group})")
+        self._side_tasks.add(task)
+        task.add_done_callback(self._side_task_done)
+        return task
+
+    def _side_task_done(self, task: asyncio.Task[None]) -> None:
+        self._side_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _log.warning("%s failed: %s", task.get_name(), task.exception())
+
+    def _announce_subscriptions(self) -> asyncio.Task[None]:
+        """After a subscription change on a running consumer: fetch the new routes, tell every broker (a
+        heartbeat) and rebalance, in a task, so that subscribe() stays a plain method."""
+        return self._spawn(self._after_subscription_change(), "announcing the subscriptions")
+
+    async def _after_subscription_change(self) -> None:
+        await self._refresh_routes()
+        await self.instance_or_fail().send_heartbeat_to_all_brokers()
+        self.rebalance_soon()
 
     def rebalance_soon(self) -> None:
         """Rebalance now instead of at the next period (a broker's consumer-ids-changed notice)."""
