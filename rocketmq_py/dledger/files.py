@@ -232,6 +232,11 @@ class MmapFileList:
 
     # --- durability and lifecycle --------------------------------------------------------------
 
+    @property
+    def needs_flush(self) -> bool:
+        """True when bytes were appended since the last flush."""
+        return any(mapped.flushed_position < mapped.wrote_position for mapped in self.files)
+
     def flush(self) -> None:
         """Write the appended bytes back to disk (runs on a thread: it may wait on the disk)."""
         target = self.max_wrote_position

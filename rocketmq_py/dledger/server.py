@@ -254,7 +254,8 @@ class DLedgerServer:
         while True:
             await asyncio.sleep(self.config.flush_file_interval / 1000.0)
             try:
-                await asyncio.to_thread(self.store.flush)
+                if self.store.needs_flush:
+                    await asyncio.to_thread(self.store.flush)
                 if (time.monotonic() - last_checkpoint) * 1000.0 > self.config.check_point_interval:
                     await asyncio.to_thread(self.store.persist_checkpoint)
                     last_checkpoint = time.monotonic()

@@ -108,6 +108,10 @@ class DLedgerFileStore:
         self.data_files.shutdown()
         self.index_files.shutdown()
 
+    @property
+    def needs_flush(self) -> bool:
+        return self.data_files.needs_flush or self.index_files.needs_flush
+
     def flush(self) -> None:
         """Write the data and index files back to disk (a thread runs this: it may wait on the disk)."""
         self.data_files.flush()

@@ -37,6 +37,7 @@ public final class Peer {
         m.put("consumer-status", ConsumerPeerCommands::consumerStatus);
         m.put("allocate", ConsumerPeerCommands::allocate);
         m.put("dledger-golden", DLedgerGolden::run);
+        m.put("dledger-node", DLedgerNode::run);
         return m;
     }
 
