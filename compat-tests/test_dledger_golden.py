@@ -80,17 +80,16 @@ def test_entries_and_index_units_are_byte_equal_to_java(java_build):
         assert decode_index_unit(unit) == IndexUnit(entry.magic, entry.pos, entry.size, entry.index, entry.term)
 
 
-@pytest.mark.parametrize("code", list(RequestCode))
-def test_frames_match_java(java_build, code):
-    body = protocol.VoteRequest(group="g", term=3).encode()
-    body_base64 = base64.b64encode(body).decode()
-    request_case = {"frame": {"response": False, "code": int(code), "opaque": 77, "bodyBase64": body_base64}}
-    response_case = {"frame": {"response": True, "opaque": 77, "bodyBase64": body_base64}}
-    java_request, java_response = (codec.decode_frame(base64.b64decode(line["frame"])[4:])
-                                   for line in _java([request_case, response_case]))
-    ours_request = build_request(code, protocol.VoteRequest(group="g", term=3))
-    ours_response = build_response(ours_request, protocol.VoteRequest(group="g", term=3))
-    for java, ours in ((java_request, ours_request), (java_response, ours_response)):
-        assert (ours.code, ours.flag, ours.remark, ours.ext_fields or None, ours.body) == \
-            (java.code, java.flag, java.remark, java.ext_fields or None, java.body)
-    assert java_response.code == ResponseCode.SUCCESS
+def test_frames_match_java(java_build):
+    body = protocol.VoteRequest(group="g", term=3)
+    body_base64 = base64.b64encode(body.encode()).decode()
+    cases = [{"frame": {"response": False, "code": int(code), "opaque": 77, "bodyBase64": body_base64}}
+             for code in RequestCode]
+    cases.append({"frame": {"response": True, "opaque": 77, "bodyBase64": body_base64}})
+    java = [codec.decode_frame(base64.b64decode(line["frame"])[4:]) for line in _java(cases)]
+    ours = [build_request(code, body) for code in RequestCode]
+    ours.append(build_response(ours[0], body))
+    for java_frame, our_frame in zip(java, ours):
+        assert (our_frame.code, our_frame.flag, our_frame.remark, our_frame.ext_fields or None, our_frame.body) == \
+            (java_frame.code, java_frame.flag, java_frame.remark, java_frame.ext_fields or None, java_frame.body)
+    assert java[-1].code == ResponseCode.SUCCESS == 200
