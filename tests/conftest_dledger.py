@@ -45,7 +45,7 @@ class DLedgerGroup:
         return DLedgerConfig(group=self.group, self_id=member_id, peers=self.peers, store_base_dir=str(self.root),
                              **{**self.settings, **settings})  # type: ignore[arg-type]
 
-    async def start(self, *member_ids: str, **settings: object) -> None:
+    async def start(self, *member_ids: str, data_starts_at: int = 0, **settings: object) -> None:
         """Start the given members (all of them by default) as new servers on their directories."""
         for member_id in member_ids or self.ids:
             server = DLedgerServer(self.config(member_id, **settings))
@@ -53,7 +53,7 @@ class DLedgerGroup:
             server.add_commit_listener(lambda index: self._notice())
             server.transport.reachable = self._link_from(member_id)
             self.members[member_id] = server
-            await server.start()
+            await server.start(data_starts_at=data_starts_at)
 
     async def stop(self, member_id: str) -> None:
         server = self.members.pop(member_id)

@@ -186,3 +186,20 @@ async def test_an_append_waits_for_a_majority(tmp_path):
         with pytest.raises(DLedgerError):
             await waiting
         assert leader.committed_index == 4
+
+
+async def test_a_log_that_starts_after_a_plain_commit_log_starts_there_on_every_member(tmp_path):
+    # The broker keeps its plain CommitLog and starts DLedger data at the next file boundary; only the member
+    # that had the plain CommitLog knows that offset: the others make their first file where the leader's
+    # first entry is.
+    async with DLedgerGroup(tmp_path, preferred_leader_ids="n0") as group:
+        start = 3 * group.settings["mapped_file_size_for_entry_data"]  # type: ignore[operator]
+        await group.start("n0", data_starts_at=start)
+        await group.start("n1", "n2")
+        await group.wait_for("n0 leading", lambda: group.settled_leader() is group.members["n0"])
+        appended = await group.members["n0"].append([b"first", b"second"])
+        assert [a.pos for a in appended] == [start, start + 53]
+        await group.wait_committed_everywhere(1)
+        files = {m: group.files(m, "data") for m in group.ids}
+        assert list(files["n1"]) == [f"{start:020d}"]
+        assert files["n0"] == files["n1"] == files["n2"]

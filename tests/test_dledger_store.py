@@ -1,12 +1,16 @@
 """Issue 31, phase 1: DLedger's file store on its own: placement and padding, follower truncation, recovery
-after a crash (a torn entry, a lost or stale index), the checkpoint and the persisted term."""
+after a crash (a torn entry, a lost or stale index), the checkpoint, the persisted term, and the deletion of
+old data files."""
 from __future__ import annotations
 
+import os
 import struct
+import time
 
 import pytest
 
 from rocketmq_py.dledger import DLedgerConfig, DLedgerError, ResponseCode, Role
+from rocketmq_py.dledger.clean import CleanSpaceService
 from rocketmq_py.dledger.entry import BLANK_MAGIC_CODE, BODY_OFFSET, INDEX_UNIT_SIZE, decode_entry, encode_entry
 from rocketmq_py.dledger.member_state import MemberState
 from rocketmq_py.dledger.store import DLedgerFileStore
@@ -212,3 +216,70 @@ def test_the_commit_log_settings_come_from_the_broker_keys_as_java_sets_them():
     assert config.enable_batch_push and config.disk_space_ratio_to_check_expired == 0.8
     assert DLedgerConfig.for_commit_log(group="g", self_id="n0", peers="n0-h:1", store_path_root_dir="/s",
                                         store_path_dledger_commit_log="/d").data_path == "/d"
+
+
+def _filled(root, files: int = 4) -> DLedgerFileStore:
+    """A leader's store of ``files`` full data files and a last one, every entry committed."""
+    store = _store(root)
+    while len(store.data_files.files) <= files:
+        store.append_as_leader(bytes(700))
+    store.update_committed_index(1, store.ledger_end_index)
+    return store
+
+
+def _age(store: DLedgerFileStore, hours: float) -> None:
+    stamp = time.time() - hours * 3600
+    for mapped in store.data_files.files:
+        os.utime(mapped.path, (stamp, stamp))
+
+
+def test_expired_data_files_go_at_the_delete_hour_and_the_log_begins_after_them(tmp_path):
+    store = _filled(tmp_path)
+    _age(store, 80)
+    clean = CleanSpaceService(store.config, store, disk_usage=lambda path: 0.10)
+    assert clean.clean_once(time.time() * 1000, hour=3) == 0, "not the deleteWhen hour, and the disk is not full"
+    assert clean.clean_once(time.time() * 1000, hour=4) == 4, "every file but the last"
+    assert [f.file_from_offset for f in store.data_files.files] == [4 * DATA_FILE_SIZE]
+    assert store.ledger_begin_index == 20 and store.get(20).pos == 4 * DATA_FILE_SIZE
+    with pytest.raises(DLedgerError) as gone:
+        store.get(19)
+    assert gone.value.code is ResponseCode.INDEX_LESS_THAN_LOCAL_BEGIN
+    store.shutdown()
+    assert _store(tmp_path).ledger_begin_index == 20, "recovery finds the same begin"
+
+
+def test_files_that_have_not_expired_or_are_not_committed_stay(tmp_path):
+    store = _filled(tmp_path)
+    clean = CleanSpaceService(store.config, store, disk_usage=lambda path: 0.75)
+    assert clean.clean_once(time.time() * 1000, hour=4) == 0
+    _age(store, 80)
+    store.committed_index, store.committed_pos = 9, store.get(9).pos + store.get(9).size
+    assert clean.clean_once(time.time() * 1000, hour=4) == 1, "only the file wholly below the committed entries"
+    store.shutdown()
+
+
+def test_the_forced_clean_deletes_early_only_what_the_state_machine_lets_go(tmp_path):
+    store = _filled(tmp_path)
+    clean = CleanSpaceService(store.config, store, disk_usage=lambda path: 0.88)
+    assert clean.clean_once(time.time() * 1000, hour=12) == 0, "nothing expired, and nothing may go early"
+    clean.deletable_before_expiry = lambda mapped: mapped.file_from_offset < 2 * DATA_FILE_SIZE
+    assert clean.clean_once(time.time() * 1000, hour=12) == 2
+    clean.deletable_before_expiry = None
+    store.config.clean_unconsumed_file_forcibly_enable = True
+    assert clean.clean_once(time.time() * 1000, hour=12) == 2, "Java's rule: the oldest files, whatever they hold"
+    assert len(store.data_files.files) == 1
+    store.shutdown()
+
+
+def test_a_full_disk_refuses_appends_until_it_has_room_again(tmp_path):
+    store = _filled(tmp_path, files=1)
+    usage = {"ratio": 0.91}
+    clean = CleanSpaceService(store.config, store, disk_usage=lambda path: usage["ratio"])
+    clean.clean_once(time.time() * 1000, hour=12)
+    with pytest.raises(DLedgerError) as refused:
+        store.append_as_leader(b"x")
+    assert refused.value.code is ResponseCode.DISK_FULL
+    usage["ratio"] = 0.5
+    clean.clean_once(time.time() * 1000, hour=12)
+    assert store.append_as_leader(b"x").index == store.ledger_end_index
+    store.shutdown()

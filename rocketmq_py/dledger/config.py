@@ -63,7 +63,11 @@ class DLedgerConfig:
     delete_when: str = "04"
     disk_space_ratio_to_check_expired: float = 0.70
     disk_space_ratio_to_force_clean: float = 0.85
+    #: Above ``diskSpaceRatioToForceClean``, delete data files before they expire: here only those the state
+    #: machine lets go (the broker: files whose records every consumer has consumed).
     enable_disk_force_clean: bool = True
+    #: Our own setting: let that forced clean delete the oldest files whatever they hold, as Java does.
+    clean_unconsumed_file_forcibly_enable: bool = False
 
     flush_file_interval: int = 10
     check_point_interval: int = 3000
@@ -149,11 +153,13 @@ class DLedgerConfig:
         enable_batch_push: bool = False,
         disk_max_used_space_ratio: int = 75,
         clean_file_forcibly_enable: bool = True,
+        clean_unconsumed_file_forcibly_enable: bool = False,
     ) -> DLedgerConfig:
         """The settings RocketMQ 4.9.7's ``DLedgerCommitLog`` gives its DLedger server, from the broker's keys
         (``dLegerGroup``, ``dLegerSelfId``, ``dLegerPeers``, ``storePathRootDir``,
         ``storePathDLedgerCommitLog``, ``mappedFileSizeCommitLog``, ``deleteWhen``, ``fileReservedTime``,
-        ``preferredLeaderId``, ``isEnableBatchPush``, ``diskMaxUsedSpaceRatio``, ``cleanFileForciblyEnable``).
+        ``preferredLeaderId``, ``isEnableBatchPush``, ``diskMaxUsedSpaceRatio``, ``cleanFileForciblyEnable``,
+        and our ``cleanUnconsumedFileForciblyEnable``).
         """
         return cls(
             group=group, self_id=self_id, peers=peers, store_base_dir=store_path_root_dir,
@@ -164,4 +170,5 @@ class DLedgerConfig:
             enable_batch_push=enable_batch_push,
             disk_space_ratio_to_check_expired=disk_max_used_space_ratio / 100,
             enable_disk_force_clean=clean_file_forcibly_enable,
+            clean_unconsumed_file_forcibly_enable=clean_unconsumed_file_forcibly_enable,
         )

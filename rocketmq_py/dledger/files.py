@@ -17,12 +17,13 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import Callable
 
 from rocketmq_py.dledger.codes import ResponseCode
 from rocketmq_py.dledger.entry import MIN_BLANK_LEN, encode_blank
 from rocketmq_py.dledger.errors import DLedgerError
 from rocketmq_py.errors import StoreError
-from rocketmq_py.store.mapped_file import MappedFile, offset_to_file_name
+from rocketmq_py.store.mapped_file import DELETE_FILES_BATCH_MAX, MappedFile, offset_to_file_name
 
 __all__ = ["DLedgerFile", "MmapFileList"]
 
@@ -245,17 +246,15 @@ class MmapFileList:
                 mapped.flush(0)
         self.flushed_where = target
 
-    def delete_expired_files(self, expired_ms: int, clean_immediately: bool, now_ms: int) -> int:
-        """Delete files (never the last) not written for ``expired_ms`` (or all but the last when
-        ``clean_immediately``), oldest first and without gaps; return how many."""
+    def delete_oldest(self, deletable: Callable[[DLedgerFile], bool]) -> int:
+        """Delete files from the oldest on (never the last) while ``deletable`` lets each go, at most
+        ``DELETE_FILES_BATCH_MAX`` a round, so no gap opens; return how many went."""
         removed: list[DLedgerFile] = []
         for mapped in self.files[:-1]:
-            if not (clean_immediately or now_ms >= mapped.last_modified_ms + expired_ms):
+            if len(removed) >= DELETE_FILES_BATCH_MAX or not deletable(mapped):
                 break
             mapped.destroy()
             removed.append(mapped)
-            if len(removed) >= 10:
-                break
         if removed:
             self.files = [f for f in self.files if f not in removed]
         return len(removed)

@@ -20,6 +20,7 @@ import logging
 import time
 from typing import AsyncIterator, Callable, Sequence
 
+from rocketmq_py.dledger.clean import CleanSpaceService
 from rocketmq_py.dledger.codes import ResponseCode, Role
 from rocketmq_py.dledger.config import DLedgerConfig
 from rocketmq_py.dledger.elector import LeaderElector, RoleChangeListener
@@ -71,6 +72,8 @@ class DLedgerServer:
         self.elector = LeaderElector(config, self.state, self.transport)
         self.pusher = EntryPusher(config, self.state, self.store, self.transport, self._committed)
         self.entry_handler = EntryHandler(self.state, self.store, self._update_committed_index)
+        #: Deletes old data files; its ``deletable_before_expiry`` says which may go before they expire.
+        self.clean = CleanSpaceService(config, self.store)
         self.elector.role_listeners.append(self._role_changed)
         self._commit_listeners: list[CommitListener] = []
         self._commit_moved = asyncio.Event()
@@ -83,16 +86,18 @@ class DLedgerServer:
 
     # --- lifecycle ----------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Recover the log, open the peer port, and take part in the group."""
+    async def start(self, *, data_starts_at: int = 0) -> None:
+        """Recover the log, open the peer port, and take part in the group. A member without data files yet
+        starts them at ``data_starts_at`` (see :meth:`DLedgerFileStore.startup`)."""
         if self._started:
             raise RuntimeError(f"DLedger member {self.config.self_id} is already started")
         self._started = True
-        self.store.startup()
+        self.store.startup(data_starts_at)
         await self.transport.start()
         self.entry_handler.start()
         self.pusher.start()
         self.elector.start()
+        self.clean.start()
         self._tasks = [asyncio.ensure_future(self._flush_files()),
                        asyncio.ensure_future(self._keep_preferred_leader())]
         _log.info("[%s] DLedger member of group %s started: log %d..%d, committed %d, term %d", self.config.self_id,
@@ -106,6 +111,7 @@ class DLedgerServer:
         await self.elector.shutdown()
         await self.pusher.shutdown()
         await self.entry_handler.shutdown()
+        await self.clean.shutdown()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

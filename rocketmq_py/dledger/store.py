@@ -91,8 +91,15 @@ class DLedgerFileStore:
 
     # --- start and stop ----------------------------------------------------------------------
 
-    def startup(self) -> None:
+    def startup(self, data_starts_at: int = 0) -> None:
+        """Load and recover the files. A log without data files yet starts its first one at ``data_starts_at``
+        (a file boundary: where a plain CommitLog that the broker keeps ends, as Java's DLedgerCommitLog
+        does)."""
         self.load()
+        if not self.data_files.files and data_starts_at > 0:
+            first = self.data_files.last_file_for_write(data_starts_at)
+            _log.info("[%s] the DLedger data start at %d (%s)", self.config.self_id, first.file_from_offset,
+                      first.file_name)
         self.recover()
 
     def load(self) -> None:
