@@ -7,8 +7,8 @@ acknowledged is lost. Counts go to stdout (``-s``).
 
 * two Java members and ours (n2, preferred): Java leads, hands over to ours, ours leads the Java
   members; ours is killed and a Java member leads the other.
-* Java (n0, preferred) and two of ours: ours leads, hands over to Java, Java leads ours; Java is killed
-  and one of ours leads the other.
+* Java (n0, preferred) and two of ours, pushing batches (``isEnableBatchPush``): ours leads, hands over to
+  Java, Java leads ours; Java is killed and one of ours leads the other.
 """
 from __future__ import annotations
 
@@ -87,13 +87,13 @@ class _Appender:
         await asyncio.gather(*self._tasks)
 
 
-@pytest.mark.parametrize("kinds, preferred", [
-    (["java", "java", "python"], "n2"),
-    (["java", "python", "python"], "n0"),
-], ids=["two-java-one-ours", "one-java-two-ours"])
-async def test_a_mixed_group_elects_replicates_and_fails_over(tmp_path, java_build, kinds, preferred):
+@pytest.mark.parametrize("kinds, preferred, batch_push", [
+    (["java", "java", "python"], "n2", False),
+    (["java", "python", "python"], "n0", True),
+], ids=["two-java-one-ours", "one-java-two-ours-batch-push"])
+async def test_a_mixed_group_elects_replicates_and_fails_over(tmp_path, java_build, kinds, preferred, batch_push):
     started = time.monotonic()
-    group = MixedGroup(tmp_path, kinds, preferred_leader=preferred)
+    group = MixedGroup(tmp_path, kinds, preferred_leader=preferred, batch_push=batch_push)
     others = [m for m in group.members if m != preferred]
     try:
         group.start(*others)

@@ -138,15 +138,21 @@ async def test_leadership_moves_to_the_preferred_member_once_it_caught_up(tmp_pa
 
 
 async def test_an_explicit_leadership_transfer(tmp_path):
+    # Without preferredLeaderIds the transferee stands with the ordinary vote intervals, and another candidate
+    # may win the new term first (TAKE_LEADERSHIP_FAILED, in Java as here): the caller asks again.
     async with DLedgerGroup(tmp_path) as group:
         await group.start()
         leader = await group.wait_for_leader()
         await append_all(leader, _bodies("t", 20))
         target = next(m for m in group.ids if m != leader.self_id)
         await group.wait_committed_everywhere(19)
-        response = await leader.transfer_leadership(target)
-        assert response.response_code is ResponseCode.SUCCESS, response
-        assert (await group.wait_for_leader()).self_id == target
+        answers = []
+        while leader.self_id != target:
+            assert len(answers) < 10, answers
+            answers.append((await leader.transfer_leadership(target)).response_code)
+            leader = await group.wait_for_leader()
+        assert ResponseCode.SUCCESS in answers
+        assert set(answers) <= {ResponseCode.SUCCESS, ResponseCode.TAKE_LEADERSHIP_FAILED}
 
 
 async def test_members_recover_their_logs_and_terms_after_a_restart(tmp_path):

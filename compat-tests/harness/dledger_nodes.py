@@ -50,8 +50,9 @@ class DLedgerNode:
     """One member process; ``kind`` is ``"java"`` or ``"python"``."""
 
     def __init__(self, kind: str, group: str, member_id: str, peers: str, workdir: Path,
-                 preferred_leader: str | None = None) -> None:
+                 preferred_leader: str | None = None, batch_push: bool = False) -> None:
         self.kind = kind
+        self.batch_push = batch_push
         self.group = group
         self.member_id = member_id
         self.peers = peers
@@ -79,6 +80,8 @@ class DLedgerNode:
                    "--index-file-size", str(INDEX_FILE_SIZE)]
         if self.preferred_leader:
             options += ["--preferred-leader", self.preferred_leader]
+        if self.batch_push:
+            options.append("--batch-push")
         if self.kind == "java":
             build = ensure_built()
             return [*_client_jvm(build, NODE_JVM_OPTS), PEER_MAIN, "dledger-node", *options], _client_env()
@@ -174,7 +177,7 @@ class DLedgerNode:
 
 class MixedGroup:
     def __init__(self, workdir: Path, kinds: list[str], group: str = "mixed",
-                 preferred_leader: str | None = None) -> None:
+                 preferred_leader: str | None = None, batch_push: bool = False) -> None:
         self.workdir = workdir
         self.group = group
         ids = [f"n{i}" for i in range(len(kinds))]
@@ -182,7 +185,7 @@ class MixedGroup:
         self.addresses = {member_id: address for member_id, _, address in
                           (item.partition("-") for item in self.peers.split(";"))}
         self.members = {member_id: DLedgerNode(kind, group, member_id, self.peers, workdir / member_id,
-                                               preferred_leader)
+                                               preferred_leader, batch_push)
                         for member_id, kind in zip(ids, kinds)}
         self.client = RemotingClient()
 

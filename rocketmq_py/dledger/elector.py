@@ -78,7 +78,6 @@ class LeaderElector:
         self._next_time_to_request_vote_ms = _NEVER
         self._need_increase_term_immediately = False
         self._last_parse_result = _ParseResult.WAIT_TO_REVOTE
-        self._take_leadership_request: LeadershipTransferRequest | None = None
         self._take_leadership_future: asyncio.Future[LeadershipTransferResponse] | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -439,7 +438,6 @@ class LeaderElector:
                                                          code=ResponseCode.INCONSISTENT_TERM))
             return future
         state.term_to_take_leadership = request.term + 1
-        self._take_leadership_request = request
         self._take_leadership_future = future
         self.change_role_to_candidate(request.term + 1)
         self._need_increase_term_immediately = True
@@ -468,4 +466,3 @@ class LeaderElector:
                   code.name, term, role.name)
         self.state.term_to_take_leadership = -1
         self._take_leadership_future = None
-        self._take_leadership_request = None

@@ -15,7 +15,6 @@ waits behind the end for a later recovery to misread.
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Callable
 
@@ -132,7 +131,6 @@ class MmapFileList:
         create_offset = (start_offset - start_offset % self.mapped_file_size if last is None
                          else last.file_from_offset + self.mapped_file_size)
         mapped = DLedgerFile(self.store_path / offset_to_file_name(create_offset), self.mapped_file_size)
-        mapped.first_create_in_queue = not self.files
         self.files = self.files + [mapped]
         return mapped
 
@@ -262,13 +260,3 @@ class MmapFileList:
     def shutdown(self) -> None:
         for mapped in self.files:
             mapped.close()
-
-    def destroy(self) -> None:
-        for mapped in self.files:
-            mapped.destroy()
-        self.files = []
-        self.flushed_where = 0
-        try:
-            os.rmdir(self.store_path)
-        except OSError:
-            pass
