@@ -34,7 +34,7 @@ from rocketmq_py.dledger.entry import DLedgerEntry
 from rocketmq_py.dledger.errors import DLedgerError
 from rocketmq_py.dledger.member_state import MemberState
 from rocketmq_py.dledger.protocol import PushEntryRequest, PushEntryResponse
-from rocketmq_py.dledger.rpc import RPC_TIMEOUT_MS, PeerTransport
+from rocketmq_py.dledger.rpc import PeerTransport
 from rocketmq_py.dledger.store import DLedgerFileStore
 
 __all__ = ["EntryPusher", "AppendedEntry"]
@@ -49,6 +49,8 @@ COMMIT_PUSH_INTERVAL_MS = 1000
 LEAK_CHECK_INTERVAL_MS = 1000
 #: A dispatcher whose push failed waits this long before it compares again.
 ERROR_PAUSE_S = 0.5
+#: The shortest sleep of a dispatcher or of the acknowledgement check (Java's loops wait 1 ms).
+MIN_WAIT_MS = 1.0
 
 
 def _now_ms() -> float:
@@ -93,21 +95,39 @@ class _Quota:
 
 
 class _Waker:
-    """A wake-up that a sleeper may miss without losing it (Java's ``waitForRunning``/``wakeup``)."""
+    """A wake-up that a sleeper may miss without losing it (Java's ``waitForRunning``/``wakeup``).
+
+    The sleeper awaits a plain future that :meth:`wake` or a timer ends: unlike ``asyncio.wait_for`` on
+    Python 3.10 and 3.11, a cancellation that comes as the wake-up does is never swallowed, so shutdown
+    always ends the sleeper.
+    """
 
     def __init__(self) -> None:
-        self._event = asyncio.Event()
+        self._woken = False
+        self._future: asyncio.Future[None] | None = None
 
     def wake(self) -> None:
-        self._event.set()
+        self._woken = True
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
 
     async def wait(self, timeout_s: float | None) -> None:
-        if not self._event.is_set():
+        if not self._woken:
+            loop = asyncio.get_running_loop()
+            future = self._future = loop.create_future()
+            timer = None if timeout_s is None else loop.call_later(timeout_s, _end, future)
             try:
-                await asyncio.wait_for(self._event.wait(), timeout_s)
-            except asyncio.TimeoutError:
-                pass
-        self._event.clear()
+                await future
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                self._future = None
+        self._woken = False
+
+
+def _end(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class EntryPusher:
@@ -210,7 +230,7 @@ class EntryPusher:
         if not pending or not self.state.is_leader:
             return None
         oldest = next(iter(pending.values()))
-        return max(oldest.created_ms + self.config.max_wait_ack_time_ms - _now_ms(), 0.0) / 1000.0
+        return max(oldest.created_ms + self.config.max_wait_ack_time_ms - _now_ms(), MIN_WAIT_MS) / 1000.0
 
     def _ack_once(self) -> None:
         state = self.state
@@ -300,13 +320,16 @@ class _EntryDispatcher:
         if self.type is not PushType.APPEND:
             return COMMIT_PUSH_INTERVAL_MS / 1000.0
         deadline = self._last_push_commit_ms + COMMIT_PUSH_INTERVAL_MS
+        # Only the push after the follower's water mark is pushed again when it goes unanswered.
+        next_index = self.pusher.peer_water_mark(self.term, self.peer_id) + 1
         if self.config.enable_batch_push:
-            sent = [sent_ms for sent_ms, _ in self._batch_pending.values()]
+            batch = self._batch_pending.get(next_index)
+            sent_ms = batch[0] if batch is not None else None
         else:
-            sent = list(self._pending.values())
-        if sent:
-            deadline = min(deadline, min(sent) + self.config.max_push_time_out_ms)
-        return max(deadline - _now_ms(), 0.001) / 1000.0
+            sent_ms = self._pending.get(next_index)
+        if sent_ms is not None:
+            deadline = min(deadline, sent_ms + self.config.max_push_time_out_ms)
+        return max(deadline - _now_ms(), MIN_WAIT_MS) / 1000.0
 
     def _fresh_state(self) -> bool:
         """False when this member is not the leader; a new term (or leader) starts over with COMPARE."""
@@ -500,14 +523,11 @@ class _EntryDispatcher:
 
     # --- COMPARE and TRUNCATE ------------------------------------------------------------------
 
-    async def _push_and_wait(self, request: PushEntryRequest) -> PushEntryResponse:
-        return await asyncio.wait_for(self.pusher.transport.push(request), RPC_TIMEOUT_MS / 1000.0 + 0.5)
-
     async def _do_truncate(self, truncate_index: int) -> None:
         entry = self.store.get(truncate_index)
         _log.info("[%s] %s truncates its log after entry %d (pos %d)", self.state.self_id, self.peer_id,
                   truncate_index, entry.pos)
-        response = await self._push_and_wait(self._request(entry, PushType.TRUNCATE))
+        response = await self.pusher.transport.push(self._request(entry, PushType.TRUNCATE))
         if response.response_code is not ResponseCode.SUCCESS:
             raise DLedgerError(response.response_code, f"{self.peer_id} did not truncate at {truncate_index}")
         self._last_push_commit_ms = _now_ms()
@@ -525,7 +545,7 @@ class _EntryDispatcher:
             elif not store.ledger_begin_index <= self.compare_index <= store.ledger_end_index:
                 self.compare_index = store.ledger_end_index
             entry = store.get(self.compare_index)
-            response = await self._push_and_wait(self._request(entry, PushType.COMPARE))
+            response = await self.pusher.transport.push(self._request(entry, PushType.COMPARE))
             code = response.response_code
             if code not in (ResponseCode.SUCCESS, ResponseCode.INCONSISTENT_STATE):
                 raise DLedgerError(code, f"{self.peer_id} could not compare entry {self.compare_index}")
