@@ -227,12 +227,14 @@ class MixedGroup:
             return leader
         return None
 
-    async def wait_for_leader(self, deadline_s: float = 120.0, not_: str | None = None) -> str:
+    async def wait_for_leader(self, deadline_s: float = 120.0, not_: str | None = None,
+                              only: str | None = None) -> str:
+        """The settled leader, once there is one (other than ``not_``; ``only`` that member)."""
         loop = asyncio.get_running_loop()
         give_up = loop.time() + deadline_s
         while True:
             leader = await self.leader()
-            if leader is not None and leader != not_:
+            if leader is not None and leader != not_ and (only is None or leader == only):
                 return leader
             if loop.time() > give_up:
                 raise AssertionError(f"no settled leader within {deadline_s} s among {self.running()}")
