@@ -54,6 +54,9 @@ def test_entries_fill_a_file_and_the_rest_is_padded(tmp_path):
     assert first[4088:] == bytes(8)
     assert decode_entry(first, 816) == entries[1]
     assert store.get(6).body == body and store.get(6).pos == 4912
+    assert store.entry_at(4912) == store.get(6)
+    with pytest.raises(DLedgerError):
+        store.entry_at(4913)
     store.shutdown()
 
 

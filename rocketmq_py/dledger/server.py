@@ -183,6 +183,10 @@ class DLedgerServer:
         """Entry ``index`` of the log (committed or not: see :attr:`committed_index`)."""
         return self.store.get(index)
 
+    def entry_at(self, pos: int) -> DLedgerEntry:
+        """The entry that starts at ``pos`` in the data files."""
+        return self.store.entry_at(pos)
+
     def read(self, pos: int, size: int) -> bytes | None:
         """``size`` bytes of the data files at ``pos`` (None when they are not all written)."""
         return self.store.data_files.read(pos, size)

@@ -389,6 +389,19 @@ class DLedgerFileStore:
         _check(entry.pos == pos, f"entry {index} says it is at {entry.pos}, its index unit says {pos}")
         return entry
 
+    def entry_at(self, pos: int) -> DLedgerEntry:
+        """The entry that starts at ``pos`` in the data files (DISK_ERROR when none does)."""
+        header = self.data_files.read(pos, BODY_OFFSET)
+        _check(header is not None, f"no entry header at {pos}")
+        assert header is not None
+        size = decode_header(header).size
+        data = self.data_files.read(pos, size) if size >= BODY_OFFSET else None
+        _check(data is not None, f"no entry of {size} bytes at {pos}")
+        assert data is not None
+        entry = decode_entry(data)
+        _check(entry.pos == pos, f"the entry at {pos} says it is at {entry.pos}")
+        return entry
+
     # --- commit ------------------------------------------------------------------------------
 
     def update_committed_index(self, term: int, committed_index: int) -> bool:
