@@ -36,6 +36,8 @@ public final class Peer {
         m.put("offset-file", ConsumerPeerCommands::offsetFile);
         m.put("consumer-status", ConsumerPeerCommands::consumerStatus);
         m.put("allocate", ConsumerPeerCommands::allocate);
+        m.put("dledger-golden", DLedgerGolden::run);
+        m.put("dledger-node", DLedgerNode::run);
         return m;
     }
 
