@@ -118,7 +118,11 @@ async def run_pulls(root: Path, sends: list[bytes], pulls: list[bytes], *, fast:
                           # All the sends are fed at once: on a busy machine the last of them could wait in
                           # the send lane past the default 200 ms and be refused, and the runs would differ.
                           wait_time_mills_in_send_queue=60_000)
-    broker = BrokerController(config, MessageStoreConfig(store_path_root_dir=str(root)))
+    # Small files: each store file gets its blocks when created, and this test stores a few hundred KiB.
+    store_config = MessageStoreConfig(store_path_root_dir=str(root), mapped_file_size_commit_log=8 * 1024 * 1024,
+                                      mapped_file_size_consume_queue=6_000 * 20, max_hash_slot_num=1_000,
+                                      max_index_num=4_000)
+    broker = BrokerController(config, store_config)
     broker.store.load()
     broker.store.start()
     broker.store.add_arrival_listener(broker.hold_service.on_arrival)
