@@ -13,7 +13,7 @@ from setuptools import Extension, setup
 
 EXTENSION_MODULES = [
     "rocketmq_py._codec",
-    "rocketmq_py._store",
+    "rocketmq_py.store._layout",
     "rocketmq_py.store._hot_paths",
     "rocketmq_py.broker._send_fast",
 ]

@@ -1,4 +1,4 @@
-"""Differential and fuzz tests: the compiled ``_store`` and the twin ``_store_py`` give the same results and
+"""Differential and fuzz tests: the compiled ``_layout`` and the twin ``_layout_py`` give the same results and
 the same errors for the same input, and no input, however corrupt, makes a scanner crash or raise."""
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rocketmq_py import _store_py as twin
+from rocketmq_py.store import _layout_py as twin
 from rocketmq_py import codec
 
 try:
-    compiled = importlib.import_module("rocketmq_py._store")
+    compiled = importlib.import_module("rocketmq_py.store._layout")
 except ImportError as error:  # pragma: no cover - depends on the build
     if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
         raise
-    pytest.skip(f"compiled rocketmq_py._store did not import: {error}", allow_module_level=True)
+    pytest.skip(f"compiled rocketmq_py.store._layout did not import: {error}", allow_module_level=True)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -1,4 +1,4 @@
-"""The store byte layouts, checked for both implementations: the compiled ``_store`` and its twin ``_store_py``.
+"""The store byte layouts, checked for both implementations: the compiled ``_layout`` and its twin ``_layout_py``.
 
 Records must equal what the codec's reference encoder builds and what Java's
 decoder (the codec's port of it) reads back; the blank marker, batches,
@@ -14,7 +14,8 @@ import zlib
 
 import pytest
 
-from rocketmq_py import _store_py, codec
+from rocketmq_py import codec
+from rocketmq_py.store import _layout_py
 
 REQUIRED = os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1"
 
@@ -22,13 +23,13 @@ REQUIRED = os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1"
 @pytest.fixture(scope="module", params=["python", "cython"])
 def impl(request):
     if request.param == "python":
-        return _store_py
+        return _layout_py
     try:
-        return importlib.import_module("rocketmq_py._store")
+        return importlib.import_module("rocketmq_py.store._layout")
     except ImportError as error:
         if REQUIRED:
-            pytest.fail(f"compiled rocketmq_py._store did not import: {error}", pytrace=False)
-        pytest.skip(f"compiled rocketmq_py._store did not import: {error}")
+            pytest.fail(f"compiled rocketmq_py.store._layout did not import: {error}", pytrace=False)
+        pytest.skip(f"compiled rocketmq_py.store._layout did not import: {error}")
 
 
 def host(ip: str, port: int) -> bytes:

@@ -15,7 +15,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy
 
 from rocketmq_py._bytes cimport load_i32, load_i64, store_i32
-from rocketmq_py._store cimport (
+from rocketmq_py.store._layout cimport (
     RecordInfo,
     body_crc,
     index_slot_hash,

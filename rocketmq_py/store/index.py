@@ -1,7 +1,7 @@
 """The message key index (Java's store/index/IndexFile and IndexService).
 
 Files ``{root}/index/{yyyyMMddHHmmssSSS}`` with a 40-byte header, a hash slot
-table and entries (see :mod:`rocketmq_py._store_py`). Keys are
+table and entries (see :mod:`rocketmq_py.store._layout_py`). Keys are
 ``topic#UNIQ_KEY`` and ``topic#key`` for each space-separated KEYS token;
 rolled-back transactional records are not indexed. A full file is replaced
 by a new one that starts where it ended.

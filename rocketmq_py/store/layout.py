@@ -1,7 +1,7 @@
 """The one place that chooses the store's byte-layout implementation.
 
-The compiled ``_store`` extension is used when it was built; the pure-Python
-twin ``_store_py`` when ``ROCKETMQ_PY_NO_EXTENSIONS=1`` or when the extension
+The compiled ``_layout`` extension is used when it was built; the pure-Python
+twin ``_layout_py`` when ``ROCKETMQ_PY_NO_EXTENSIONS=1`` or when the extension
 is missing (``ROCKETMQ_PY_REQUIRE_EXTENSIONS=1`` makes that an error). The
 rest of the store imports the layouts from here, as ``layout.append_message``
 and so on; ``layout.IMPLEMENTATION`` says which one runs.
@@ -14,9 +14,9 @@ from rocketmq_py._extensions import load
 
 if TYPE_CHECKING:
     # Both implementations follow the compiled module's stub (its .pyi): check the callers against it.
-    from rocketmq_py import _store as _impl
+    from rocketmq_py.store import _layout as _impl
 else:
-    _impl = load("rocketmq_py._store", "rocketmq_py._store_py")
+    _impl = load("rocketmq_py.store._layout", "rocketmq_py.store._layout_py")
 
 IMPLEMENTATION: str = _impl.IMPLEMENTATION
 MESSAGE_MAGIC_CODE: int = _impl.MESSAGE_MAGIC_CODE

@@ -1,10 +1,10 @@
 # cython: language_level=3
 """Byte layouts of the message store, compiled: the CommitLog record, the ConsumeQueue unit, the IndexFile.
 
-Same functions, results and errors as the pure-Python twin ``_store_py``
+Same functions, results and errors as the pure-Python twin ``_layout_py``
 (the specification; see it for the layouts and the Java sources they port).
 Buffers are taken once per call with ``PyObject_GetBuffer`` and every field
-access is bounds-checked through ``span_at`` from ``_store.pxd``.
+access is bounds-checked through ``span_at`` from ``_layout.pxd``.
 """
 import os
 
@@ -56,7 +56,7 @@ cdef bytes _SCHEDULE_TOPIC = b"SCHEDULE_TOPIC_XXXX"
 
 
 cdef class RecordInfo:
-    """What ``check_record`` learned about the record at a position (see ``_store_py.RecordInfo``)."""
+    """What ``check_record`` learned about the record at a position (see ``_layout_py.RecordInfo``)."""
 
     def __cinit__(self, Py_ssize_t size=-1):
         self.size = size
@@ -430,7 +430,7 @@ def append_message(dst, Py_ssize_t position, Py_ssize_t limit, topic, body, prop
 def encode_batch(batch_body, const uint8_t[::1] topic, int32_t queue_id, int32_t sys_flag, int64_t born_timestamp,
                  const uint8_t[::1] born_host, int64_t store_timestamp, const uint8_t[::1] store_host,
                  int32_t reconsume_times, const uint8_t[::1] batch_properties):
-    """Records for the messages of a SEND_BATCH_MESSAGE body and their count (see ``_store_py.encode_batch``)."""
+    """Records for the messages of a SEND_BATCH_MESSAGE body and their count (see ``_layout_py.encode_batch``)."""
     cdef Py_buffer source
     cdef Span span
     cdef Py_ssize_t position = 0, body_length, properties_length, total, size, used = 0, count = 0, capacity

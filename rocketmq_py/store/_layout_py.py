@@ -1,4 +1,4 @@
-"""Byte layouts of the message store, in pure Python: the twin of the compiled ``_store``.
+"""Byte layouts of the message store, in pure Python: the twin of the compiled ``_layout``.
 
 Ports the byte-level parts of Java's store (rocketmq-all-4.9.8): the CommitLog
 record of ``CommitLog.MessageExtEncoder`` / ``DefaultAppendMessageCallback``
@@ -6,7 +6,7 @@ record of ``CommitLog.MessageExtEncoder`` / ``DefaultAppendMessageCallback``
 the 20-byte ConsumeQueue unit of ``ConsumeQueue`` and the slots, entries and
 40-byte header of ``index/IndexFile``.
 
-This module is the readable specification: the compiled ``_store`` has the
+This module is the readable specification: the compiled ``_layout`` has the
 same functions with the same results and the same errors, and the tests
 check that the two agree. Buffers are anything with the buffer protocol
 (``mmap``, ``bytearray``, ``bytes`` for reading); positions are absolute
@@ -34,7 +34,7 @@ from typing import Any
 
 IMPLEMENTATION = "python"
 
-#: Anything with the buffer protocol (mmap, bytearray, memoryview; bytes where only read), as in _store.pyi.
+#: Anything with the buffer protocol (mmap, bytearray, memoryview; bytes where only read), as in _layout.pyi.
 Buffer = Any
 
 MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7

@@ -1,4 +1,4 @@
-"""Typed API of the compiled store layouts (``_store.pyx``); the pure-Python twin ``_store_py`` matches it."""
+"""Typed API of the compiled store layouts (``_layout.pyx``); the pure-Python twin ``_layout_py`` matches it."""
 from typing import Any
 
 IMPLEMENTATION: str
