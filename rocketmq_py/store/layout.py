@@ -3,7 +3,7 @@
 The compiled ``_layout`` extension is used when it was built; the pure-Python
 twin ``_layout_py`` when ``ROCKETMQ_PY_NO_EXTENSIONS=1`` or when the extension
 is missing (``ROCKETMQ_PY_REQUIRE_EXTENSIONS=1`` makes that an error). The
-rest of the store imports the layouts from here, as ``layout.append_message``
+rest of the store imports the layouts from here, as ``layout.encode_record``
 and so on; ``layout.IMPLEMENTATION`` says which one runs.
 """
 from __future__ import annotations
@@ -37,7 +37,8 @@ java_string_hash = _impl.java_string_hash
 index_key_hash = _impl.index_key_hash
 record_length = _impl.record_length
 store_timestamp_position = _impl.store_timestamp_position
-append_message = _impl.append_message
+encode_record = _impl.encode_record
+set_queue_id = _impl.set_queue_id
 encode_batch = _impl.encode_batch
 append_records = _impl.append_records
 check_record = _impl.check_record
