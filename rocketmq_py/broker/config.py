@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rocketmq_py.common.config_file import apply_properties, load_properties
 from rocketmq_py.common.route import PermName
-from rocketmq_py.store.config import ASYNC_MASTER, SLAVE, SYNC_MASTER, MessageStoreConfig
+from rocketmq_py.store import ASYNC_MASTER, SLAVE, SYNC_MASTER, MessageStoreConfig
 
 _log = logging.getLogger(__name__)
 

@@ -622,6 +622,10 @@ class MessageStore(StoreReads):
         """CommitLog bytes not yet in the ConsumeQueues: always 0 here, as every put dispatches before it returns."""
         return 0
 
+    def bytes_to_flush(self) -> int:
+        """CommitLog bytes written but not flushed yet (Java's remainHowManyDataToFlush)."""
+        return self.commit_log.queue.remain_to_flush()
+
     def lock_time_mills(self) -> int:
         """How long the current put has held the CommitLog lock (0 when it is free): Java's lockTimeMills."""
         began = self.commit_log.begin_time_in_lock
