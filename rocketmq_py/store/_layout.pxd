@@ -47,6 +47,24 @@ cdef class RecordInfo:
 cpdef Py_ssize_t record_length(int32_t sys_flag, Py_ssize_t body_length, Py_ssize_t topic_length,
                                Py_ssize_t properties_length) noexcept
 cdef int32_t index_slot_hash(str key) except? -1
+# Java's String.hashCode() of a text that continues one whose hash is ``h`` (0 for none): the hash of
+# "topic#key" is java_hash_on(java_hash_on(0, "topic#"), key), without making that string.
+cdef uint32_t java_hash_on(uint32_t h, str text) noexcept
+
+
+cdef inline uint32_t java_hash_char(uint32_t h, Py_UCS4 ch) noexcept:
+    """``h`` continued by one character, as its UTF-16 code units (two for a character past U+FFFF)."""
+    if ch > 0xFFFF:
+        h = 31 * h + (0xD800 + ((<uint32_t>ch - 0x10000) >> 10))
+        return 31 * h + (0xDC00 + ((<uint32_t>ch - 0x10000) & 0x3FF))
+    return 31 * h + <uint32_t>ch
+
+
+cdef inline int32_t index_slot_of(int32_t key_hash) noexcept:
+    """The index slot hash of Java's IndexFile for a key's hashCode: its absolute value, 0 for Integer.MIN_VALUE."""
+    if key_hash == -2147483648:
+        return 0
+    return -key_hash if key_hash < 0 else key_hash
 cdef RecordInfo read_record(object buffer, Py_ssize_t position, Py_ssize_t limit, bint check_crc)
 # ``append_records``: the count of records written, or 0 after writing the end-of-file marker.
 cdef Py_ssize_t copy_records(object dst, Py_ssize_t position, Py_ssize_t limit, object records, object queue_offsets,

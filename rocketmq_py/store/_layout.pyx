@@ -277,17 +277,14 @@ cdef inline int64_t _crc(const uint8_t* data, Py_ssize_t length) noexcept:
 
 cpdef int32_t java_string_hash(str text):
     """Java's ``String.hashCode()`` over UTF-16 code units, signed 32-bit."""
-    cdef uint32_t h = 0
+    return <int32_t>java_hash_on(0, text)
+
+
+cdef uint32_t java_hash_on(uint32_t h, str text) noexcept:
     cdef Py_UCS4 ch
-    cdef uint32_t code
     for ch in text:
-        code = <uint32_t>ch
-        if code > 0xFFFF:
-            h = 31 * h + (0xD800 + ((code - 0x10000) >> 10))
-            h = 31 * h + (0xDC00 + ((code - 0x10000) & 0x3FF))
-        else:
-            h = 31 * h + code
-    return <int32_t>h
+        h = java_hash_char(h, ch)
+    return h
 
 
 def index_key_hash(str key):
@@ -296,10 +293,7 @@ def index_key_hash(str key):
 
 
 cdef int32_t index_slot_hash(str key) except? -1:
-    cdef int32_t h = java_string_hash(key)
-    if h == -2147483648:
-        return 0
-    return -h if h < 0 else h
+    return index_slot_of(java_string_hash(key))
 
 
 cpdef Py_ssize_t record_length(int32_t sys_flag, Py_ssize_t body_length, Py_ssize_t topic_length,

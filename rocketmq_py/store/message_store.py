@@ -264,15 +264,20 @@ class MessageStore(StoreReads):
 
     def _check_store_status(self) -> PutMessageStatus | None:
         refused = self._store_refusal()
-        if refused is not None and not self._running:
-            _log.warning("the message store is not running; refusing the put")
+        if refused is not None:
+            self._log_refusal()
         return refused
+
+    def _log_refusal(self) -> None:
+        if not self._running:
+            _log.warning("the message store is not running; refusing the put")
 
     def _store_refusal(self) -> PutMessageStatus | None:
         """Why the store takes no put now (None: it takes them); without a log line, for :meth:`refuses_plain`."""
         if not self._running or self.config.broker_role == SLAVE or self.disk_full:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if self.is_os_page_cache_busy():
+        # Asked on every put: the busy check only while a put holds the lock (another thread's).
+        if self.commit_log.begin_time_in_lock and self.is_os_page_cache_busy():
             return PutMessageStatus.OS_PAGECACHE_BUSY
         return None
 
@@ -349,8 +354,12 @@ class MessageStore(StoreReads):
             # Java's MESSAGE_SIZE_EXCEEDED (an empty batch body is refused the same way).
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL,
                                     AppendMessageResult(AppendMessageStatus.MESSAGE_SIZE_EXCEEDED))
-        put = self._write(records)
-        if put.status != PutMessageStatus.PUT_OK:
+        assert self._writer is not None
+        try:
+            put = self._writer.put(records)
+        except StoreDiskFullError as error:
+            return PutMessageResult(self._refuse_disk_full(error))
+        if put.status is not PutMessageStatus.PUT_OK:
             return PutMessageResult(put.status)
         offsets = put.physical_offsets
         msg_id = ",".join(offset_msg_id(store_host, offset) for offset in offsets)
@@ -360,8 +369,17 @@ class MessageStore(StoreReads):
 
     def append_records(self, records: bytes | bytearray) -> PutRecordsResult:
         """Store CommitLog records built elsewhere (without waiting for a flush); see :meth:`put_records`."""
-        put = self._append_records(records)
-        if put.status == PutMessageStatus.PUT_OK:
+        # The broker's fast send path calls this for every message: no more Python calls than it needs.
+        refused = self._store_refusal()
+        if refused is not None:
+            self._log_refusal()
+            return PutRecordsResult(refused)
+        assert self._writer is not None
+        try:
+            put = self._writer.put(records)
+        except StoreDiskFullError as error:
+            return PutRecordsResult(self._refuse_disk_full(error))
+        if put.status is PutMessageStatus.PUT_OK:
             self.wake_flush()
         return put
 
@@ -375,37 +393,21 @@ class MessageStore(StoreReads):
         The result's status is PUT_OK, or the refusal with nothing written. As :meth:`put_message`, it waits
         for the group commit (SYNC_FLUSH) and a slave (SYNC_MASTER) unless ``wait_store_msg_ok`` is false.
         """
-        put = self._append_records(records)
-        if put.status != PutMessageStatus.PUT_OK:
+        put = self.append_records(records)
+        if put.status is not PutMessageStatus.PUT_OK:
             return put
         end = put.physical_offsets[0] + put.wrote_bytes
         if self._waits_for_flush(wait_store_msg_ok):
             put.status = await self._flushed(end)
-        else:
-            self.wake_flush()
         if self._waits_for_replica(wait_store_msg_ok):
             assert self.ha_service is not None
             put.status = await self.ha_service.replicated(put.status, end)
         return put
 
-    def _append_records(self, records: bytes | bytearray) -> PutRecordsResult:
-        refused = self._check_store_status()
-        if refused is not None:
-            return PutRecordsResult(refused)
-        return self._write(records)
-
     @property
     def max_records_length(self) -> int:
         """The longest buffer of records one put can take: a CommitLog file less its end marker."""
         return self.commit_log.file_size - layout.END_FILE_MIN_BLANK_LENGTH
-
-    def _write(self, records: bytes | bytearray) -> PutRecordsResult:
-        """Records through the write path: a full disk refuses the put (nothing was written) and marks the store."""
-        assert self._writer is not None, "load() the store before it is written"
-        try:
-            return self._writer.put(records)
-        except StoreDiskFullError as error:
-            return PutRecordsResult(self._refuse_disk_full(error))
 
     def _make_room(self, queues: Iterable[tuple[str, int]]) -> PutMessageStatus | None:
         """Make the files a put into ``queues`` needs before the CommitLog is written: the CommitLog's next
@@ -428,6 +430,7 @@ class MessageStore(StoreReads):
         return None
 
     def _refuse_disk_full(self, error: StoreDiskFullError) -> PutMessageStatus:
+        """A put whose file could not get its blocks (nothing was written): refused, and the store marked full."""
         self.allocation_failed_at = time.monotonic()
         if not self.disk_full:
             _log.error("a store file could not get its blocks (%s): marking the store full, puts are refused", error)
