@@ -13,8 +13,9 @@ from setuptools import Extension, setup
 
 EXTENSION_MODULES = [
     "rocketmq_py._codec",
-    "rocketmq_py._store",
-    "rocketmq_py.store._hot_paths",
+    "rocketmq_py.store._layout",
+    "rocketmq_py.store._read_path",
+    "rocketmq_py.store._write_path",
     "rocketmq_py.broker._send_fast",
 ]
 

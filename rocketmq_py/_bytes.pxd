@@ -1,8 +1,8 @@
 # cython: language_level=3
 """Big-endian loads and stores by pointer: the one place that knows the byte order.
 
-Shared by every compiled module (``_codec``, ``_store``). Callers check bounds
-before they take a pointer (``_codec.pxd``'s ByteReader, ``_store.pxd``'s Span);
+Shared by every compiled module (``_codec``, ``store/_layout``). Callers check bounds
+before they take a pointer (``_codec.pxd``'s ByteReader, ``store/_layout.pxd``'s Span);
 these helpers only convert, as Java's ByteBuffer does in big-endian order.
 """
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t

@@ -185,3 +185,24 @@ def xfail_if_twin_pending(codec, name: str) -> None:
     """Mark the running test xfail when it runs the twin and bug ``name`` is still there."""
     if codec is _codec_py and twin_pending(name):
         pytest.xfail(f"twin bug {name!r} reported with its fix; the compiled codec has the fix")
+
+
+@pytest.fixture(scope="session")
+def expected_implementation():
+    """``expected_implementation("rocketmq_py.store._write_path")``: the IMPLEMENTATION a selector must report in
+    this run, "python" or "cython". The twin under ``ROCKETMQ_PY_NO_EXTENSIONS=1``; else the compiled module
+    when it imports, and the twin when it does not, which fails the test when ``ROCKETMQ_PY_REQUIRE_EXTENSIONS=1``
+    (so that the check asserts something in every run, a plain local one included)."""
+
+    def expected(compiled: str) -> str:
+        if os.environ.get("ROCKETMQ_PY_NO_EXTENSIONS") == "1":
+            return "python"
+        try:
+            importlib.import_module(compiled)
+        except ImportError as error:
+            if EXTENSIONS_REQUIRED:
+                pytest.fail(f"{compiled} did not import (ROCKETMQ_PY_REQUIRE_EXTENSIONS=1): {error}", pytrace=False)
+            return "python"
+        return "cython"
+
+    return expected

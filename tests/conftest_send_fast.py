@@ -69,12 +69,12 @@ class RunResult:
     answers: bytes
     files: dict[str, bytes]
     fast_answers: int
-    #: Fast answers whose put went the store's general way (a file to make or roll), not in place.
+    #: Fast answers whose put needed a file made first (its last file was full or missing).
     general_puts: int = 0
     #: What the store told its arrival listeners (long polling), one tuple a message.
     arrivals: list[tuple[object, ...]] = field(default_factory=list)
     #: Fast answers to batches (SEND_BATCH_MESSAGE, or a send with the batch flag), and how many of their puts
-    #: went the general way.
+    #: needed a file made first.
     fast_batches: int = 0
     general_batch_puts: int = 0
 
@@ -108,10 +108,11 @@ def store_files(root: Path) -> dict[str, bytes]:
 
 
 async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, topics: list[TopicConfig],
-                     chunk: int = 7, **options: object) -> RunResult:
+                     chunk: int = 7, fast_path: type | None = None, **options: object) -> RunResult:
     """Start a broker on ``root``, feed it ``frames`` (``chunk`` per read), and return what it answered and
     stored. ``random`` is seeded with ``seed`` (queue ids of ``queueId=-1`` sends) and the store's clock ticks
-    one millisecond a message from a fixed start, so two runs are comparable byte for byte."""
+    one millisecond a message from a fixed start, so two runs are comparable byte for byte. ``fast_path`` is
+    the SendFastPath class to run (the one ``send_fast`` selects when None)."""
     store_options = {key: options.pop(key) for key in list(options) if hasattr(MessageStoreConfig, key)}
     # Two decisions go by the wall clock: a lane refuses the sends that waited past waitTimeMillsInSendQueue
     # (200 ms) or came while the put lock was slow, and a SYNC_FLUSH send whose group commit took longer than
@@ -143,28 +144,27 @@ async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, 
         broker.store.commit_log.clock = lambda: next(ticks)
         random.seed(seed)
         table = broker.server.processors
-        counts = {"taken": 0, "batches": 0, "general": 0, "general_batches": 0}
-        append_plain = broker.store.append_plain
-        append_records_plain = broker.store.append_records_plain
+        counts = {"taken": 0, "batches": 0, "general": 0, "general_batches": 0, "rooms_made": 0}
+        make_room = broker.store._make_room
 
-        def counting_general(*parts):
-            counts["general"] += 1
-            return append_plain(*parts)
+        def counting_room(queues):
+            counts["rooms_made"] += 1
+            return make_room(queues)
 
-        def counting_general_batch(*parts):
-            counts["general_batches"] += 1
-            return append_records_plain(*parts)
-
-        broker.store.append_plain = counting_general  # type: ignore[method-assign]
-        broker.store.append_records_plain = counting_general_batch  # type: ignore[method-assign]
+        # The store's write path asks for files only when one a put needs is missing or full.
+        broker.store._make_room = counting_room  # type: ignore[method-assign]
         if fast:
-            answer = broker.send_fast.answer
+            answer = (broker.send_fast if fast_path is None else fast_path(broker.send_processor)).answer
 
             def counting(ctx, request):
+                rooms_made = counts["rooms_made"]
                 response = answer(ctx, request)
                 if response is not None:
+                    batch = "," in response.ext_fields["msgId"] or request.code == 320
                     counts["taken"] += 1
-                    counts["batches"] += "," in response.ext_fields["msgId"] or request.code == 320
+                    counts["batches"] += batch
+                    if counts["rooms_made"] > rooms_made:
+                        counts["general_batches" if batch else "general"] += 1
                 return response
 
             for code in FAST_CODES:

@@ -14,7 +14,7 @@ CLIENT_NAMES = ("Producer", "AsyncProducer", "PushConsumer", "AsyncPushConsumer"
 #: Module prefixes a program that only imports the client API must not load.
 NOT_AT_IMPORT = (
     "rocketmq_py.broker", "rocketmq_py.store", "rocketmq_py.namesrv", "rocketmq_py.spark", "rocketmq_py.acl",
-    "rocketmq_py.cli", "rocketmq_py._store",
+    "rocketmq_py.cli",
     "rocketmq_py.client.instance", "rocketmq_py.client.api", "rocketmq_py.remoting.client",
     "rocketmq_py.remoting.server", "rocketmq_py.common.headers",
     "lz4", "zstandard", "uvloop", "pyspark", "tempfile",

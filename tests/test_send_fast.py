@@ -5,18 +5,19 @@ forms of the fast path are held to the processor's bytes.
 """
 from __future__ import annotations
 
+import importlib
 import os
 import random
 
 import pytest
 
 from rocketmq_py import codec
-from rocketmq_py.broker import send_fast
+from rocketmq_py.broker import _send_fast_py, send_fast
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RequestContext, RequestRefusedError, create_request
 
-from conftest_send_fast import answers_by_opaque, differential, mixed_sends, send_frame
+from conftest_send_fast import answers_by_opaque, differential, mixed_sends, run_broker, send_frame, store_files
 
 TOPICS = [TopicConfig(topic_name="Plain", read_queue_nums=8, write_queue_nums=8),
           TopicConfig(topic_name="Tagged", read_queue_nums=4, write_queue_nums=4, topic_filter_type=MULTI_TAG),
@@ -24,10 +25,8 @@ TOPICS = [TopicConfig(topic_name="Plain", read_queue_nums=8, write_queue_nums=8)
 TOPIC_NAMES = [topic.topic_name for topic in TOPICS]
 
 
-def test_the_expected_implementation_runs():
-    expected = "python" if os.environ.get("ROCKETMQ_PY_NO_EXTENSIONS") == "1" else "cython"
-    if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1" or expected == "python":
-        assert send_fast.IMPLEMENTATION == expected
+def test_the_expected_implementation_runs(expected_implementation):
+    assert send_fast.IMPLEMENTATION == expected_implementation("rocketmq_py.broker._send_fast")
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -35,7 +34,7 @@ async def test_fast_and_slow_paths_store_and_answer_the_same_bytes(tmp_path, see
     frames = mixed_sends(random.Random(seed), 400, TOPIC_NAMES)
     fast, slow = await differential(tmp_path, frames, seed=seed, topics=TOPICS)
     # The fast path must have answered most of them (else this compares the slow path with itself), most of
-    # them in place and some the store's general way ...
+    # them into files that were ready and some after the store made a file ...
     assert fast.fast_answers > 200
     assert 0 < fast.general_puts < fast.fast_answers - 150
     assert fast.fast_batches > 40
@@ -48,6 +47,33 @@ async def test_fast_and_slow_paths_store_and_answer_the_same_bytes(tmp_path, see
         assert fast.files[name] == slow.files[name], name
     assert fast.answers == slow.answers
     assert fast.arrivals == slow.arrivals
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+async def test_the_compiled_fast_path_and_its_twin_store_and_answer_the_same_bytes(tmp_path, seed):
+    """The two forms of the fast path side by side, each in its own broker (the store's write path and the
+    codec are the same in both): the same requests taken and declined, the same answers and store files."""
+    try:
+        compiled = importlib.import_module("rocketmq_py.broker._send_fast")
+    except ImportError as error:
+        if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
+            pytest.fail(f"the compiled send fast path did not import: {error}", pytrace=False)
+        pytest.skip(f"the compiled send fast path did not import: {error}")
+    frames = mixed_sends(random.Random(seed), 400, TOPIC_NAMES)
+    runs = []
+    for name, implementation in (("twin", _send_fast_py), ("compiled", compiled)):
+        result = await run_broker(tmp_path / name, frames, fast=True, seed=seed, topics=TOPICS,
+                                  fast_path=implementation.SendFastPath)
+        result.files = store_files(tmp_path / name)
+        runs.append(result)
+    twin, compiled_run = runs
+    assert twin.fast_answers > 200 and twin.fast_batches > 40
+    assert (compiled_run.fast_answers, compiled_run.fast_batches) == (twin.fast_answers, twin.fast_batches)
+    assert compiled_run.answers == twin.answers
+    assert compiled_run.arrivals == twin.arrivals
+    assert compiled_run.files.keys() == twin.files.keys()
+    for name in twin.files:
+        assert compiled_run.files[name] == twin.files[name], name
 
 
 async def test_sync_flush_sends_that_wait_take_the_processor_and_the_others_the_fast_path(tmp_path):

@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 try:
-    compiled = importlib.import_module("rocketmq_py._store")
+    compiled = importlib.import_module("rocketmq_py.store._layout")
 except ImportError as error:  # pragma: no cover - depends on the build
     if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
         raise
-    pytest.skip(f"compiled rocketmq_py._store did not import: {error}", allow_module_level=True)
+    pytest.skip(f"compiled rocketmq_py.store._layout did not import: {error}", allow_module_level=True)
 
 #: Every length up to 600 (the folding's 64-byte start, its 16-byte steps and the byte tail), at
 #: offsets that move the data off any alignment.
@@ -58,11 +58,11 @@ def test_any_buffer_is_read():
 def test_the_byte_table_matches_zlib():
     script = (
         "import random, sys, zlib\n"
-        "from rocketmq_py import _store\n"
-        "assert _store.CRC_METHOD == 'table', _store.CRC_METHOD\n"
+        "from rocketmq_py.store import _layout\n"
+        "assert _layout.CRC_METHOD == 'table', _layout.CRC_METHOD\n"
         "data = random.Random(3).randbytes(3000)\n"
-        "bad = [(n, o) for n in range(0, 300) for o in (0, 5) if _store.crc32(data[o:o + n]) != zlib.crc32(data[o:o + n])]\n"
-        "bad += [n for n in range(300, 3000, 97) if _store.crc32(data[:n]) != zlib.crc32(data[:n])]\n"
+        "bad = [(n, o) for n in range(0, 300) for o in (0, 5) if _layout.crc32(data[o:o + n]) != zlib.crc32(data[o:o + n])]\n"
+        "bad += [n for n in range(300, 3000, 97) if _layout.crc32(data[:n]) != zlib.crc32(data[:n])]\n"
         "sys.exit(f'mismatches: {bad[:5]}' if bad else 0)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "ROCKETMQ_PY_CRC_TABLE": "1"},

@@ -1,4 +1,4 @@
-"""The store byte layouts, checked for both implementations: the compiled ``_store`` and its twin ``_store_py``.
+"""The store byte layouts, checked for both implementations: the compiled ``_layout`` and its twin ``_layout_py``.
 
 Records must equal what the codec's reference encoder builds and what Java's
 decoder (the codec's port of it) reads back; the blank marker, batches,
@@ -14,7 +14,8 @@ import zlib
 
 import pytest
 
-from rocketmq_py import _store_py, codec
+from rocketmq_py import codec
+from rocketmq_py.store import _layout_py
 
 REQUIRED = os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1"
 
@@ -22,13 +23,13 @@ REQUIRED = os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1"
 @pytest.fixture(scope="module", params=["python", "cython"])
 def impl(request):
     if request.param == "python":
-        return _store_py
+        return _layout_py
     try:
-        return importlib.import_module("rocketmq_py._store")
+        return importlib.import_module("rocketmq_py.store._layout")
     except ImportError as error:
         if REQUIRED:
-            pytest.fail(f"compiled rocketmq_py._store did not import: {error}", pytrace=False)
-        pytest.skip(f"compiled rocketmq_py._store did not import: {error}")
+            pytest.fail(f"compiled rocketmq_py.store._layout did not import: {error}", pytrace=False)
+        pytest.skip(f"compiled rocketmq_py.store._layout did not import: {error}")
 
 
 def host(ip: str, port: int) -> bytes:
@@ -43,9 +44,14 @@ PROPS = codec.properties_to_string({"TAGS": "TagA", "KEYS": "k1 k2", "UNIQ_KEY":
 
 def append(impl, buf, position=0, limit=None, topic=b"TopicA", body=b"hello", props=PROPS, queue_offset=7,
            physical_offset=1000, sys_flag=0, born=BORN, store=STORE, store_ts=2000, crc=None, prepared=0):
-    return impl.append_message(buf, position, len(buf) if limit is None else limit, topic, body, props, 2, 9,
-                               queue_offset, physical_offset, sys_flag, 1500, born, store_ts, store, 3, prepared,
-                               zlib.crc32(body) & 0x7FFFFFFF if crc is None else crc)
+    """One record written at ``position`` as the store writes it, built and then placed: its length, or 0 when
+    only the end-of-file marker was written."""
+    record = impl.encode_record(topic, body, props, 2, 9, sys_flag, 1500, born, store, 3, prepared)
+    if crc is not None:
+        struct.pack_into(">i", record, 8, crc)
+    placed = impl.append_records(buf, position, len(buf) if limit is None else limit, record, [queue_offset],
+                                 physical_offset, store_ts)
+    return len(record) if placed else 0
 
 
 @pytest.mark.parametrize("born_ip,store_ip", [("10.0.0.5", "127.0.0.1"), ("::1", "127.0.0.1"), ("10.0.0.5", "fe80::2")])
@@ -148,7 +154,7 @@ def test_batch_records(impl):
     records, count = impl.encode_batch(batch, b"T", 1, 0, 5, BORN, 6, STORE, 0, b"WAIT\x01true")
     assert count == 3
     buf = bytearray(4096)
-    assert impl.append_records(buf, 100, len(buf), records, 40, 5000, 99) == 3
+    assert impl.append_records(buf, 100, len(buf), records, [40, 41, 42], 5000, 99) == 3
     messages = codec.decode_store_records(bytes(buf[100:100 + len(records)]))
     assert [m.body for m in messages] == [b"one", b"two", b"three"]
     assert [m.queue_offset for m in messages] == [40, 41, 42]
@@ -159,7 +165,33 @@ def test_batch_records(impl):
     offsets = [m.commit_log_offset for m in messages]
     assert offsets[0] == 5000 and offsets[1] == 5000 + messages[0].store_size
     assert all(m.body_crc == zlib.crc32(m.body) & 0x7FFFFFFF for m in messages)
-    assert impl.append_records(buf, 0, len(records) + 7, records, 0, 0, 0) == 0, "the whole batch moves on"
+    assert impl.append_records(buf, 0, len(records) + 7, records, [0, 0, 0], 0, 0) == 0, "the whole batch moves on"
+
+
+def test_records_of_several_queues_each_take_their_own_queue_offset(impl):
+    first = impl.encode_record(b"A", b"one", b"", 0, 0, 0, 1, BORN, STORE, 0, 0)
+    second = impl.encode_record(b"B", b"two", b"", 3, 0, 4, 1, BORN, STORE, 0, 9)
+    records = first + second
+    buf = bytearray(1024)
+    assert impl.append_records(buf, 0, len(buf), records, [7, 0], 100, 55) == 2
+    messages = codec.decode_store_records(bytes(buf[:len(records)]), decompress_body=False)
+    assert [(m.topic, m.queue_id, m.queue_offset, m.commit_log_offset, m.store_timestamp) for m in messages] == [
+        ("A", 0, 7, 100, 55), ("B", 3, 0, 100 + len(first), 55)]
+    assert messages[1].prepared_transaction_offset == 9
+    untouched = bytearray(1024)
+    with pytest.raises(ValueError):
+        impl.append_records(untouched, 0, len(untouched), records, [7], 100, 55)
+    assert untouched == bytearray(1024), "a refused put writes nothing"
+
+
+def test_set_queue_id_writes_every_record(impl):
+    records, _ = impl.encode_batch(codec.encode_batch([(0, b"a", {}), (0, b"bc", {"K": "v"})]), b"T", 0, 0, 0, BORN,
+                                   0, STORE, 0, b"")
+    impl.set_queue_id(records, 5)
+    assert [m.queue_id for m in codec.decode_store_records(bytes(records))] == [5, 5]
+    struct.pack_into(">i", records, 0, 0)
+    with pytest.raises(ValueError):
+        impl.set_queue_id(records, 1)
 
 
 def test_batch_property_separator_rules(impl):
@@ -198,7 +230,7 @@ def test_argument_errors(impl):
     with pytest.raises(OverflowError):
         append(impl, buf, queue_offset=1 << 63)
     with pytest.raises(ValueError):
-        impl.append_records(buf, 0, 100, b"\x00\x00\x00\x05" + bytes(60), 0, 0, 0)
+        impl.append_records(buf, 0, 100, b"\x00\x00\x00\x05" + bytes(60), [0], 0, 0)
 
 
 def test_consume_queue_units(impl):

@@ -195,10 +195,11 @@ async def test_clean_unused_topic(store):
 def test_a_lazy_consume_queue_read_gives_the_units_of_the_whole_window(tmp_path):
     """A pull reads its ConsumeQueue window chunk by chunk; whatever the chunk, the units are read_units' own."""
     from rocketmq_py.store.consume_queue import UNIT, ConsumeQueue
+    from rocketmq_py.store.write_path import put_unit
 
     queue = ConsumeQueue("T", 0, tmp_path / "cq", file_size=50 * UNIT)
     for index in range(130):  # two full files and part of a third
-        assert queue.put_message_position_info(1000 + index * 7, 7, index % 5, index)
+        assert put_unit(queue, 1000 + index * 7, 7, index % 5, index)
     for start in (0, 1, 31, 49, 50, 64, 99, 100, 129, 130, 200):
         for max_bytes in (UNIT, 5 * UNIT, 16_000):
             expected = queue.read_units(start, max_bytes)
@@ -221,10 +222,11 @@ def test_a_lazy_read_stops_where_its_file_was_deleted(tmp_path):
     """A file the clean service closes before the first chunk gives no window; closed later, the window ends
     with the units read so far, whether iterated or taken chunk by chunk as the compiled pull does."""
     from rocketmq_py.store.consume_queue import UNIT, ConsumeQueue
+    from rocketmq_py.store.write_path import put_unit
 
     queue = ConsumeQueue("T", 0, tmp_path / "cq", file_size=100 * UNIT)
     for index in range(80):
-        assert queue.put_message_position_info(1000 + index * 7, 7, index % 5, index)
+        assert put_unit(queue, 1000 + index * 7, 7, index % 5, index)
     expected = queue.read_units(0, 16_000)
     iterated = queue.read_units_lazily(0, 16_000, 32)
     chunked = queue.read_units_lazily(0, 16_000, 32)

@@ -2,6 +2,12 @@
 
     .venv/bin/python benchmarks/broker/capacity.py [--repeats 2] [--seconds 8] [--warmup 3]
                                                    [--connections 4] [--inflight 1024] [--size 1024]
+                                                   [--brokers java,python] [--baseline DIR]
+
+``--baseline DIR`` adds a third broker, "baseline": another build of ours (a checkout in ``DIR`` with its own
+``DIR/.venv``, e.g. ``git archive main | tar -x -C DIR`` and ``bash ci/setup.sh`` there), run in the same way
+in the same run, so that a change is measured against the code before it on the same machine at the same
+time (``--brokers python --baseline DIR`` leaves Java out; ``python_vs_baseline`` ratios in the summary).
 
 For each repeat and each broker (a fresh store, ASYNC_FLUSH, a topic of 8 queues), with the broker
 pinned to core 0 (``taskset``) and then allowed both cores 0-1, with waitTimeMillsInSendQueue raised
@@ -71,11 +77,15 @@ def _pin(pid: int, cpus: str) -> None:
         subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(process)], check=True, stdout=subprocess.DEVNULL)
 
 
-def start_broker(kind: str, namesrv, build, work: Path, workers: int):
+def start_broker(kind: str, namesrv, build, work: Path, args):
     if kind == "java":
         return JavaBroker(namesrv, build=build, workdir=work, broker_name="capacity-java",
                           extra_config=dict(BROKER_SETTINGS), jvm_opts=JAVA_BROKER_JVM).start()
-    return PythonBroker(namesrv.addr, work, broker_name="capacity-python", serverWorkerProcesses=workers,
+    if kind == "baseline":
+        root = Path(args.baseline).resolve()
+        return PythonBroker(namesrv.addr, work, broker_name="capacity-baseline", python=str(root / ".venv/bin/python"),
+                            root=root, serverWorkerProcesses=args.workers, **BROKER_SETTINGS).start()
+    return PythonBroker(namesrv.addr, work, broker_name="capacity-python", serverWorkerProcesses=args.workers,
                         **BROKER_SETTINGS).start()
 
 
@@ -97,7 +107,7 @@ def run_sender(broker, topic: str, mode: str, pin: str, args, max_offset: int) -
 
 
 def run_broker(kind: str, namesrv, build, work: Path, args) -> dict:
-    broker = start_broker(kind, namesrv, build, work, args.workers)
+    broker = start_broker(kind, namesrv, build, work, args)
     results: dict = {}
     try:
         topic = f"Capacity_{kind}"
@@ -146,6 +156,9 @@ def summary(runs: dict[str, list[dict]]) -> dict:
                     row["python_msgs_per_broker_cpu_s"] / row["java_msgs_per_broker_cpu_s"], 3)
             if row.get("java_msgs_per_s") and row.get("python_msgs_per_s"):
                 row["python_vs_java_msgs_per_s"] = round(row["python_msgs_per_s"] / row["java_msgs_per_s"], 3)
+            if row.get("baseline_msgs_per_broker_cpu_s") and row.get("python_msgs_per_broker_cpu_s"):
+                row["python_vs_baseline_msgs_per_cpu_s"] = round(
+                    row["python_msgs_per_broker_cpu_s"] / row["baseline_msgs_per_broker_cpu_s"], 3)
             table[f"{pin}/{mode}"] = row
     for kind in runs:
         for mode in MODES:
@@ -164,6 +177,8 @@ def main() -> int:
     parser.add_argument("--inflight", type=int, default=1024)
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--brokers", default="java,python")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="also run the build checked out in DIR (with its own DIR/.venv) as broker 'baseline'")
     parser.add_argument("--workers", type=int, default=0,
                         help="our broker's front processes (serverWorkerProcesses); their CPU counts as the broker's")
     parser.add_argument("--no-probe", dest="probe", action="store_false",
@@ -175,12 +190,16 @@ def main() -> int:
         raise SystemExit("the capacity benchmark needs two cores (the broker on one, the sender on the other)")
 
     build = ensure_built()
-    runs: dict[str, list[dict]] = {kind: [] for kind in args.brokers.split(",")}
+    kinds = args.brokers.split(",") + (["baseline"] if args.baseline else [])
+    if args.baseline and not (Path(args.baseline) / ".venv/bin/python").exists():
+        raise SystemExit(f"--baseline {args.baseline}: no .venv/bin/python there (run bash ci/setup.sh in it)")
+    runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
     with tempfile.TemporaryDirectory(prefix="broker-capacity-") as work:
         namesrv = JavaNameServer(build=build, workdir=Path(work) / "namesrv").start()
         try:
             for repeat in range(args.repeats):
-                for kind in runs:
+                # Every other repeat in the other order, so that a load that drifts during the run weighs on both.
+                for kind in (kinds if repeat % 2 == 0 else kinds[::-1]):
                     runs[kind].append(run_broker(kind, namesrv, build, Path(work) / f"{kind}-{repeat}", args))
         finally:
             namesrv.stop()

@@ -39,15 +39,14 @@ def _running(pid: int) -> bool:
         return False
 
 
-def _env() -> dict:
-    return dict(os.environ, PYTHONPATH=str(ROOT))
-
-
 class _PythonProcess:
     name = "process"
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, python: str | None = None, root: Path | None = None) -> None:
         self.workdir = workdir
+        #: The interpreter and the checkout it runs (another build of ours, for a side-by-side benchmark).
+        self.python = python or sys.executable
+        self.root = root or ROOT
         self.proc: subprocess.Popen | None = None
         self._log = None
 
@@ -64,8 +63,9 @@ class _PythonProcess:
     def _spawn(self, argv: list[str]) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(die_with_parent([sys.executable, "-m", "rocketmq_py", *argv]),
-                                     stdout=self._log, stderr=subprocess.STDOUT, env=_env(), cwd=self.workdir)
+        self.proc = subprocess.Popen(die_with_parent([self.python, "-m", "rocketmq_py", *argv]),
+                                     stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=dict(os.environ, PYTHONPATH=str(self.root)), cwd=self.workdir)
 
     def _wait_until(self, ready, timeout_s: float = 60.0) -> None:
         deadline = time.monotonic() + timeout_s
@@ -139,8 +139,9 @@ class PythonBroker(_PythonProcess):
     name = "broker"
 
     def __init__(self, namesrv_addr: str, workdir: Path, broker_name: str | None = None,
-                 cluster: str = "DefaultCluster", **extra_config) -> None:
-        super().__init__(workdir)
+                 cluster: str = "DefaultCluster", python: str | None = None, root: Path | None = None,
+                 **extra_config) -> None:
+        super().__init__(workdir, python, root)
         self.namesrv_addr = namesrv_addr
         self.broker_name = broker_name or f"pybroker-{uuid.uuid4().hex[:6]}"
         self.cluster = cluster

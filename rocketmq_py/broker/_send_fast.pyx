@@ -13,27 +13,27 @@ import time
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from rocketmq_py import codec
-from rocketmq_py.broker.processors.send import MULTI_TAGS_FLAG, random_queue_id, validate_topic
+from rocketmq_py.broker.processors.send import random_queue_id, validate_topic
 from rocketmq_py.common import topic as topics
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.headers.send import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import PermName
+from rocketmq_py.common.sysflag import MULTI_TAGS_FLAG, TRANSACTION_TYPE_MASK
 from rocketmq_py.common.topic_config import MULTI_TAG
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
-from rocketmq_py.store import hot_paths, layout
-from rocketmq_py.store.message import PROPERTY_DELAY, PROPERTY_WAIT, TRANSACTION_TYPE_MASK, pack_host
+from rocketmq_py.store import PutMessageStatus, encode_batch, encode_record, pack_host, set_queue_id
 
 IMPLEMENTATION = "cython"
 
 cdef int SEND_MESSAGE = RequestCode.SEND_MESSAGE
 cdef int SEND_MESSAGE_V2 = RequestCode.SEND_MESSAGE_V2
 cdef int SEND_BATCH_MESSAGE = RequestCode.SEND_BATCH_MESSAGE
-cdef Py_ssize_t END_FILE_MIN_BLANK_LENGTH = layout.END_FILE_MIN_BLANK_LENGTH
-cdef object _append_batch_in_place = hot_paths.append_batch_in_place
-cdef object _set_queue_id = hot_paths.set_queue_id
-cdef object _encode_batch = layout.encode_batch
+cdef object _encode_record = encode_record
+cdef object _encode_batch = encode_batch
+cdef object _set_queue_id = set_queue_id
+cdef object PUT_OK = PutMessageStatus.PUT_OK
 cdef int PLAIN_TOPICS_MAX = 10_000
 cdef int WRITE = PermName.WRITE
 cdef int32_t TRANSACTION_MASK = TRANSACTION_TYPE_MASK
@@ -41,12 +41,9 @@ cdef int32_t MULTI_TAGS = MULTI_TAGS_FLAG
 cdef int FLAG_RESPONSE = codec.FLAG_RESPONSE
 cdef object TRANSACTION_PREPARED = MessageConst.TRANSACTION_PREPARED
 cdef object CLUSTER = MessageConst.CLUSTER
+cdef object DELAY = MessageConst.DELAY_TIME_LEVEL
+cdef object WAIT = MessageConst.WAIT_STORE_MSG_OK
 cdef object RETRY_PREFIX = topics.RETRY_GROUP_TOPIC_PREFIX
-cdef object TAGS = MessageConst.TAGS
-cdef object KEYS = MessageConst.KEYS
-cdef object UNIQ_KEY = MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX
-cdef object _append_in_place = hot_paths.append_in_place
-cdef object _java_string_hash = layout.java_string_hash
 cdef object _monotonic = time.monotonic
 cdef object _string_to_properties = codec.string_to_properties
 cdef object _new_command = codec.new_command
@@ -119,20 +116,19 @@ cdef class SendFastPath:
         if queue_id >= max(<int>topic_config.write_queue_nums, <int>topic_config.read_queue_nums):
             return None
         cdef dict properties = _string_to_properties(header.properties)
-        if PROPERTY_DELAY in properties:
+        if DELAY in properties:
             return None
         if header.batch:
             return self._answer_batch(ctx, request, header, topic_config, properties)
         if TRANSACTION_PREPARED in properties:
             return None
         properties[CLUSTER] = config.broker_cluster_name
-        wait = properties.pop(PROPERTY_WAIT, None)
+        wait = properties.pop(WAIT, None)
         store = self.store
         if store.put_waits(wait != "false"):
             return None
         try:
-            stored_text = _properties_to_string(properties)
-            stored_properties = (<str>stored_text).encode("utf-8")
+            stored_properties = (<str>_properties_to_string(properties)).encode("utf-8")
             born_host = pack_host(ctx.remote_address)
             store_host = self._packed_store_host(broker.store_host)
         except (UnicodeEncodeError, ValueError):
@@ -148,21 +144,15 @@ cdef class SendFastPath:
         if topic_config.topic_filter_type == MULTI_TAG:
             sys_flag |= MULTI_TAGS
         started = _monotonic()
-        topic_bytes = (<str>topic).encode("utf-8")
-        reconsume_times = header.reconsume_times or 0
-        tags = properties.get(TAGS)
-        placed = _append_in_place(store, topic, topic_bytes, queue_id, body, stored_properties, stored_text,
-                                  header.flag, sys_flag, header.born_timestamp, born_host, store_host,
-                                  reconsume_times, _java_string_hash(tags) if tags else 0, properties.get(KEYS),
-                                  properties.get(UNIQ_KEY))
-        if placed is None:
-            placed = store.append_plain(topic, topic_bytes, queue_id, body, stored_properties, header.flag, sys_flag,
-                                        header.born_timestamp, born_host, store_host, reconsume_times)
-            if placed is None:
-                return None
-        physical = placed[0]
-        queue_offset = placed[2]
-        broker.stats.on_put(topic, 1, placed[1], int((_monotonic() - started) * 1000))
+        record = _encode_record((<str>topic).encode("utf-8"), body, stored_properties, queue_id, header.flag,
+                                sys_flag, header.born_timestamp, born_host, store_host,
+                                header.reconsume_times or 0, 0)
+        put = store.append_records(record)
+        if put.status is not PUT_OK:  # refused now (a full disk): the processor gives the answer
+            return None
+        physical = put.physical_offsets[0]
+        queue_offset = put.queue_offsets[0]
+        broker.stats.on_put(topic, 1, put.wrote_bytes, int((_monotonic() - started) * 1000))
         return self._stored(request, self._store_host_hex + _offset_hex(physical), queue_id, queue_offset)
 
     cdef _answer_batch(self, ctx, request, header, topic_config, dict properties):
@@ -173,7 +163,7 @@ cdef class SendFastPath:
         broker = self.broker
         store = self.store
         properties[CLUSTER] = broker.config.broker_cluster_name
-        if store.put_waits(properties.get(PROPERTY_WAIT) != "false"):
+        if store.put_waits(properties.get(WAIT) != "false"):
             return None
         body = request.body
         if body is None:
@@ -195,22 +185,20 @@ cdef class SendFastPath:
                                            born_host, 0, store_host, header.reconsume_times or 0, stored_properties)
         except ValueError:
             return None
-        if count == 0 or len(records) + END_FILE_MIN_BLANK_LENGTH > <Py_ssize_t>store.commit_log.file_size:
+        if count == 0 or len(records) > <Py_ssize_t>store.max_records_length:
             return None
         # Declining stops here: the processor would draw the same random queue id again.
         if queue_id < 0:
             queue_id = random_queue_id(topic_config.write_queue_nums)
             _set_queue_id(records, queue_id)
         started = _monotonic()
-        placed = _append_batch_in_place(store, topic, queue_id, records, count)
-        if placed is None:
-            placed = store.append_records_plain(topic, queue_id, records, count)
-            if placed is None:
-                return None
-        broker.stats.on_put(topic, count, placed[1], int((_monotonic() - started) * 1000))
+        put = store.append_records(records)
+        if put.status is not PUT_OK:  # refused now (a full disk): the processor gives the answer
+            return None
+        broker.stats.on_put(topic, count, put.wrote_bytes, int((_monotonic() - started) * 1000))
         host_hex = self._store_host_hex
-        return self._stored(request, ",".join([host_hex + _offset_hex(offset) for offset in placed[4]]), queue_id,
-                            placed[2])
+        return self._stored(request, ",".join([host_hex + _offset_hex(offset) for offset in put.physical_offsets]),
+                            queue_id, put.queue_offsets[0])
 
     cdef _stored(self, request, str msg_id, long long queue_id, long long queue_offset):
         """The processor's SUCCESS answer: the region fields, then SendMessageResponseHeader's."""

@@ -7,12 +7,13 @@ processor's layers: a SEND_MESSAGE (10) or SEND_MESSAGE_V2 (310) of one
 message, or a SEND_BATCH_MESSAGE (320) body, to an existing topic whose name
 passes every check, neither transactional nor delayed nor a retry, on a
 writable broker whose store takes it without waiting (ASYNC_FLUSH, or
-WAIT=false). The store puts it in place when its files have room
-(``rocketmq_py.store.hot_paths``), else the general way. Anything else, and
-every refusal, is declined *before anything changes* (``answer`` returns
-None) and the caller serves the request on the slow path, which gives the
-answer it always gave. For the requests it takes, the store files and the
-response are byte for byte those of the slow path (tests/test_send_fast.py).
+WAIT=false). The path builds the message's records itself and hands them to
+the store (``MessageStore.append_records``, the store's way in for records
+built elsewhere). Anything else, and every refusal, is declined *before
+anything changes* (``answer`` returns None) and the caller serves the request
+on the slow path, which gives the answer it always gave. For the requests it
+takes, the store files and the response are byte for byte those of the slow
+path (tests/test_send_fast.py).
 """
 from __future__ import annotations
 
@@ -20,18 +21,18 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
-from rocketmq_py.broker.processors.send import MULTI_TAGS_FLAG, random_queue_id, validate_topic
+from rocketmq_py.broker.processors.send import random_queue_id, validate_topic
 from rocketmq_py.common import topic as topics
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.headers.send import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import PermName
+from rocketmq_py.common.sysflag import MULTI_TAGS_FLAG, TRANSACTION_TYPE_MASK
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting import RemotingCommand, RequestContext
 from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
-from rocketmq_py.store import hot_paths, layout
-from rocketmq_py.store.message import PROPERTY_DELAY, PROPERTY_WAIT, TRANSACTION_TYPE_MASK, pack_host
+from rocketmq_py.store import PutMessageStatus, encode_batch, encode_record, pack_host, set_queue_id
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.processors.send import SendMessageProcessor
@@ -84,20 +85,19 @@ class SendFastPath:
         if queue_id >= max(topic_config.write_queue_nums, topic_config.read_queue_nums):
             return None
         properties = codec.string_to_properties(header.properties)
-        if PROPERTY_DELAY in properties:
+        if MessageConst.DELAY_TIME_LEVEL in properties:
             return None
         if header.batch:
             return self._answer_batch(ctx, request, header, topic_config, properties)
         if MessageConst.TRANSACTION_PREPARED in properties:
             return None
         properties[MessageConst.CLUSTER] = config.broker_cluster_name
-        wait = properties.pop(PROPERTY_WAIT, None)
+        wait = properties.pop(MessageConst.WAIT_STORE_MSG_OK, None)
         store = self.store
         if store.put_waits(wait != "false"):
             return None
         try:
-            stored_text = codec.properties_to_string(properties)
-            stored_properties = stored_text.encode("utf-8")
+            stored_properties = codec.properties_to_string(properties).encode("utf-8")
             born_host = pack_host(ctx.remote_address)
             store_host = pack_host(broker.store_host)
         except (UnicodeEncodeError, ValueError):
@@ -112,24 +112,14 @@ class SendFastPath:
         if topic_config.topic_filter_type == MULTI_TAG:
             sys_flag |= MULTI_TAGS_FLAG
         started = time.monotonic()
-        topic_bytes = topic.encode("utf-8")
-        reconsume_times = header.reconsume_times or 0
-        # What the general put would read back from the stored properties, known here already.
-        tags = properties.get(MessageConst.TAGS)
-        placed = hot_paths.append_in_place(
-            store, topic, topic_bytes, queue_id, body, stored_properties, stored_text, header.flag, sys_flag,
-            header.born_timestamp, born_host, store_host, reconsume_times,
-            layout.java_string_hash(tags) if tags else 0, properties.get(MessageConst.KEYS),
-            properties.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
-        )
-        if placed is None:  # a file to make or roll: the store's general put
-            placed = store.append_plain(topic, topic_bytes, queue_id, body, stored_properties, header.flag, sys_flag,
-                                        header.born_timestamp, born_host, store_host, reconsume_times)
-            if placed is None:
-                return None
-        physical, written, queue_offset, _ = placed
-        broker.stats.on_put(topic, 1, written, int((time.monotonic() - started) * 1000))
-        return self._stored(request, store_host.hex().upper() + format(physical, "016X"), queue_id, queue_offset)
+        record = encode_record(topic.encode("utf-8"), body, stored_properties, queue_id, header.flag, sys_flag,
+                               header.born_timestamp, born_host, store_host, header.reconsume_times or 0, 0)
+        put = store.append_records(record)
+        if put.status != PutMessageStatus.PUT_OK:  # refused now (a full disk): the processor gives the answer
+            return None
+        broker.stats.on_put(topic, 1, put.wrote_bytes, int((time.monotonic() - started) * 1000))
+        return self._stored(request, store_host.hex().upper() + format(put.physical_offsets[0], "016X"), queue_id,
+                            put.queue_offsets[0])
 
     def _answer_batch(self, ctx: RequestContext, request: RemotingCommand,
                       header: SendMessageRequestHeaderV2 | SendMessageRequestHeader, topic_config: TopicConfig,
@@ -138,7 +128,7 @@ class SendFastPath:
         broker = self.broker
         store = self.store
         properties[MessageConst.CLUSTER] = broker.config.broker_cluster_name
-        if store.put_waits(properties.get(PROPERTY_WAIT) != "false"):
+        if store.put_waits(properties.get(MessageConst.WAIT_STORE_MSG_OK) != "false"):
             return None
         body = request.body or b""
         if store.refuses_plain(len(body), 0):
@@ -156,28 +146,24 @@ class SendFastPath:
             sys_flag |= MULTI_TAGS_FLAG
         queue_id = header.queue_id
         try:
-            records, count = layout.encode_batch(body, topic_bytes, max(queue_id, 0), sys_flag,
-                                                 header.born_timestamp, born_host, 0, store_host,
-                                                 header.reconsume_times or 0, stored_properties)
+            records, count = encode_batch(body, topic_bytes, max(queue_id, 0), sys_flag, header.born_timestamp,
+                                          born_host, 0, store_host, header.reconsume_times or 0, stored_properties)
         except ValueError:
             return None
-        if count == 0 or len(records) + layout.END_FILE_MIN_BLANK_LENGTH > store.commit_log.file_size:
+        if count == 0 or len(records) > store.max_records_length:
             return None
         # Declining stops here: the processor would draw the same random queue id again.
         if queue_id < 0:
             queue_id = random_queue_id(topic_config.write_queue_nums)
-            hot_paths.set_queue_id(records, queue_id)
+            set_queue_id(records, queue_id)
         started = time.monotonic()
-        placed = hot_paths.append_batch_in_place(store, topic, queue_id, records, count)
-        if placed is None:  # a file to make or roll: the store's general put
-            placed = store.append_records_plain(topic, queue_id, records, count)
-            if placed is None:
-                return None
-        _, written, queue_offset, _, offsets = placed
-        broker.stats.on_put(topic, count, written, int((time.monotonic() - started) * 1000))
+        put = store.append_records(records)
+        if put.status != PutMessageStatus.PUT_OK:  # refused now (a full disk): the processor gives the answer
+            return None
+        broker.stats.on_put(topic, count, put.wrote_bytes, int((time.monotonic() - started) * 1000))
         host_hex = store_host.hex().upper()
-        msg_id = ",".join(host_hex + format(offset, "016X") for offset in offsets)
-        return self._stored(request, msg_id, queue_id, queue_offset)
+        msg_id = ",".join(host_hex + format(offset, "016X") for offset in put.physical_offsets)
+        return self._stored(request, msg_id, queue_id, put.queue_offsets[0])
 
     def _stored(self, request: RemotingCommand, msg_id: str, queue_id: int, queue_offset: int) -> RemotingCommand:
         """The processor's SUCCESS answer: the region fields, then SendMessageResponseHeader's."""

@@ -27,7 +27,7 @@ from rocketmq_py.common.metrics_http import load_prometheus
 from rocketmq_py.common.route import PermName
 from rocketmq_py.errors import ConfigError
 from rocketmq_py.remoting.tls import tls_enabled_from_env
-from rocketmq_py.store.config import ASYNC_MASTER, SLAVE, SYNC_MASTER, MessageStoreConfig, StoreKeysWithoutEffect
+from rocketmq_py.store import ASYNC_MASTER, SLAVE, SYNC_MASTER, MessageStoreConfig, StoreKeysWithoutEffect
 
 _log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
-from rocketmq_py.store.config import SLAVE
+from rocketmq_py.store import SLAVE
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.controller import BrokerController

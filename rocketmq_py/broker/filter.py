@@ -14,7 +14,7 @@ from functools import lru_cache
 from rocketmq_py import codec
 from rocketmq_py.broker.sql92 import Sql92Selector, compile_sql92
 from rocketmq_py.common.filter import SUB_ALL, ExpressionType, SubscriptionData, build_subscription_data
-from rocketmq_py.store import layout
+from rocketmq_py.store import record_properties
 
 _log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class ExpressionMessageFilter:
         if self._selector is None:
             return True
         try:
-            properties_text = layout.check_record(record, 0, len(record), False).properties
+            properties_text = record_properties(record)
         except Exception:
             _log.exception("cannot read the properties of a record for SQL92 filtering")
             return False

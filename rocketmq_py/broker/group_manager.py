@@ -13,7 +13,7 @@ from typing import Iterator
 from rocketmq_py.broker.config import BrokerConfig
 from rocketmq_py.common.data_version import DataVersion
 from rocketmq_py.common.subscription_group import SubscriptionGroupConfig
-from rocketmq_py.store.config_files import TOPIC_GROUP_SEPARATOR, ConsumerOffsetTable, SubscriptionGroupTable
+from rocketmq_py.store import TOPIC_GROUP_SEPARATOR, ConsumerOffsetTable, SubscriptionGroupTable
 
 _log = logging.getLogger(__name__)
 

@@ -231,5 +231,5 @@ class BrokerMetrics:
         depth = gauge("rocketmq_broker_queue_depth", "Requests waiting in the broker, by kind",
                       labels=["cluster", "broker", "queue"])
         depth.add_metric([cluster, name, "suspendedPulls"], broker.hold_service.suspended)
-        depth.add_metric([cluster, name, "flushBytes"], broker.store.commit_log.queue.remain_to_flush())
+        depth.add_metric([cluster, name, "flushBytes"], broker.store.bytes_to_flush())
         yield depth

@@ -12,8 +12,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from rocketmq_py.broker.slave_sync import SYNC_INITIAL_DELAY_S, SYNC_PERIOD_S, SlaveSynchronize
-from rocketmq_py.store.config import SLAVE
-from rocketmq_py.store.ha import HAClient, HAService
+from rocketmq_py.store import SLAVE, HAClient, HAService
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.controller import BrokerController

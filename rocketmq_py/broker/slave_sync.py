@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.remoting import create_request
-from rocketmq_py.store.config_files import (
+from rocketmq_py.store import (
     ConsumerOffsetTable,
     DelayOffsetTable,
     SubscriptionGroupTable,

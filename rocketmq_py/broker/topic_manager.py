@@ -19,7 +19,7 @@ from rocketmq_py.common import topic as topics
 from rocketmq_py.common.data_version import DataVersion
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
-from rocketmq_py.store.config_files import TopicConfigTable
+from rocketmq_py.store import TopicConfigTable
 
 _log = logging.getLogger(__name__)
 

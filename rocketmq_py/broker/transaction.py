@@ -25,6 +25,7 @@ from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.headers.transaction import CheckTransactionStateRequestHeader
 from rocketmq_py.common.message import MessageConst, MessageExt
 from rocketmq_py.common.route import PermName
+from rocketmq_py.common.sysflag import TRANSACTION_NOT_TYPE, TRANSACTION_TYPE_MASK
 from rocketmq_py.common.topic import (
     RMQ_SYS_TRANS_CHECK_MAX_TIME_TOPIC,
     RMQ_SYS_TRANS_HALF_TOPIC,
@@ -32,7 +33,6 @@ from rocketmq_py.common.topic import (
 )
 from rocketmq_py.remoting import create_request
 from rocketmq_py.store import GetMessageStatus, StoreMessage
-from rocketmq_py.store.message import TRANSACTION_NOT_TYPE, TRANSACTION_TYPE_MASK
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.controller import BrokerController

@@ -1,11 +1,11 @@
 """The CommitLog (Java's store/CommitLog): every message of every topic, appended in arrival order.
 
-Appending writes the record straight into the last mapped file through
-:mod:`rocketmq_py.store.layout`; a record that does not fit (with the 8-byte
-blank marker) closes the file with the marker and goes to the next file, as
-a whole batch does. The next queue offset of every topic-queue is kept here
-and assigned under the put lock; prepared and rolled-back transactional
-records get queue offset 0 and do not advance it.
+This class keeps the files, the next queue offset of every topic-queue, the
+put lock and the clock; the store's write path
+(:mod:`rocketmq_py.store.write_path`) appends the records under that lock:
+records that do not fit (with the 8-byte blank marker) close the file with
+the marker and go to the next file together. A slave appends the master's
+bytes as they come (:meth:`CommitLog.append_data`).
 
 Recovery walks records with ``layout.check_record``: normally from the third
 last file, after a crash from the file the checkpoint points to, and cuts the
@@ -17,27 +17,16 @@ import logging
 import struct
 import threading
 import time
-import zlib
 from typing import Callable
 
 from rocketmq_py.store import layout
 from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.config import MessageStoreConfig
 from rocketmq_py.store.mapped_file import MappedFile, MappedFileQueue
-from rocketmq_py.store.message import (
-    TRANSACTION_PREPARED_TYPE,
-    TRANSACTION_ROLLBACK_TYPE,
-    TRANSACTION_TYPE_MASK,
-    StoreMessage,
-    StoreMessageBatch,
-    pack_host,
-)
-from rocketmq_py.store.results import AppendMessageResult, AppendMessageStatus
 
 _log = logging.getLogger(__name__)
 
 _INT64 = struct.Struct(">q")
-_NOT_ENQUEUED = (TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE)
 
 #: Called with each valid record found by recovery (the store builds its ConsumeQueue unit and index entries).
 Dispatcher = Callable[[layout.RecordInfo], None]
@@ -60,9 +49,10 @@ class CommitLog:
         #: (topic, queue id) -> the queue offset the next message gets.
         self.topic_queue_table: dict[tuple[str, int], int] = {}
         self.put_lock = threading.Lock()
-        #: The store timestamp of each append, in ms (a test gives two stores one clock to compare their files).
+        #: The store timestamp of each put, in ms, read once per put (a test gives two stores one clock to
+        #: compare their files).
         self.clock: Callable[[], int] = now_ms
-        #: When the put lock was taken (0 when free), to tell a stuck store from a busy one.
+        #: When the put lock was taken for a put (0 when free), to tell a stuck store from a busy one.
         self.begin_time_in_lock = 0
 
     def load(self) -> None:
@@ -87,110 +77,12 @@ class CommitLog:
 
     # --- append ----------------------------------------------------------------------------------
 
-    def _writable_file(self) -> MappedFile:
+    def writable_file(self) -> MappedFile:
+        """The last file, or a new one when it is full (or there is none); raises StoreDiskFullError."""
         mapped = self.queue.get_last_mapped_file(0)
         if mapped is None:
             raise OSError("could not create a CommitLog file")
         return mapped
-
-    def append_message(self, msg: StoreMessage) -> AppendMessageResult:
-        """Append one message; the caller has checked its size and the store state."""
-        store_host = pack_host(msg.store_host)
-        placed = self.append_parts(msg.topic, msg.topic.encode("utf-8"), msg.body, msg.encoded_properties(),
-                                   msg.queue_id, msg.flag, msg.sys_flag, msg.born_timestamp, pack_host(msg.born_host),
-                                   store_host, msg.reconsume_times, msg.prepared_transaction_offset)
-        if isinstance(placed, AppendMessageStatus):
-            return AppendMessageResult(placed)
-        physical, written, queue_offset, store_timestamp = placed
-        return AppendMessageResult(AppendMessageStatus.PUT_OK, physical, written, offset_msg_id(store_host, physical),
-                                   store_timestamp, queue_offset, 1, [physical])
-
-    def append_parts(self, topic: str, topic_bytes: bytes, body: bytes, properties: bytes, queue_id: int, flag: int,
-                     sys_flag: int, born_timestamp: int, born_host: bytes, store_host: bytes, reconsume_times: int,
-                     prepared_transaction_offset: int = 0) -> tuple[int, int, int, int] | AppendMessageStatus:
-        """Append one record from its encoded parts (hosts packed, properties as stored).
-
-        Returns ``(physical offset, size, queue offset, store timestamp)``, or the status of a record that
-        was not written. The slow path (:meth:`append_message`) and the broker's fast send share it.
-        """
-        body_crc = zlib.crc32(body) & 0x7FFFFFFF
-        record_size = layout.record_length(_host_flags(sys_flag, born_host, store_host), len(body),
-                                           len(topic_bytes), len(properties))
-        if record_size + layout.END_FILE_MIN_BLANK_LENGTH > self.file_size:
-            return AppendMessageStatus.MESSAGE_SIZE_EXCEEDED
-        key = (topic, queue_id)
-        enqueued = sys_flag & TRANSACTION_TYPE_MASK not in _NOT_ENQUEUED
-        with self.put_lock:
-            store_timestamp = self.begin_time_in_lock = self.clock()
-            try:
-                queue_offset = self.topic_queue_table.get(key, 0) if enqueued else 0
-                for _ in range(2):
-                    mapped = self._writable_file()
-                    position = mapped.wrote_position
-                    physical = mapped.file_from_offset + position
-                    written = layout.append_message(
-                        mapped.mm, position, self.file_size, topic_bytes, body, properties, queue_id, flag,
-                        queue_offset, physical, sys_flag, born_timestamp, born_host, store_timestamp,
-                        store_host, reconsume_times, prepared_transaction_offset, body_crc,
-                    )
-                    if written:
-                        break
-                    mapped.wrote_position = self.file_size
-                else:
-                    return AppendMessageStatus.UNKNOWN_ERROR
-                mapped.wrote_position = position + written
-                mapped.store_timestamp = store_timestamp
-                if enqueued:
-                    self.topic_queue_table[key] = queue_offset + 1
-            finally:
-                self.begin_time_in_lock = 0
-        return physical, written, queue_offset, store_timestamp
-
-    def append_messages(self, batch: StoreMessageBatch, properties: bytes) -> AppendMessageResult:
-        """Append every message of a batch body as its own record, with consecutive queue offsets."""
-        store_host = pack_host(batch.store_host)
-        records, count = layout.encode_batch(batch.body, batch.topic.encode("utf-8"), batch.queue_id, batch.sys_flag,
-                                             batch.born_timestamp, pack_host(batch.born_host), 0, store_host,
-                                             batch.reconsume_times, properties)
-        placed = self.append_records(batch.topic, batch.queue_id, records, count)
-        if isinstance(placed, AppendMessageStatus):
-            return AppendMessageResult(placed)
-        physical, queue_offset, store_timestamp = placed
-        offsets = record_offsets(records, physical)
-        msg_id = ",".join(offset_msg_id(store_host, offset) for offset in offsets)
-        return AppendMessageResult(AppendMessageStatus.PUT_OK, physical, len(records), msg_id, store_timestamp,
-                                   queue_offset, count, offsets)
-
-    def append_records(self, topic: str, queue_id: int, records: bytes | bytearray,
-                       count: int) -> tuple[int, int, int] | AppendMessageStatus:
-        """Append ``count`` records encoded by ``layout.encode_batch`` for ``topic``/``queue_id``.
-
-        Returns ``(physical offset, first queue offset, store timestamp)``, or the status of records that
-        were not written. The batch put and the broker's fast batch send share it.
-        """
-        if count == 0 or len(records) + layout.END_FILE_MIN_BLANK_LENGTH > self.file_size:
-            return AppendMessageStatus.MESSAGE_SIZE_EXCEEDED
-        key = (topic, queue_id)
-        with self.put_lock:
-            store_timestamp = self.begin_time_in_lock = self.clock()
-            try:
-                queue_offset = self.topic_queue_table.get(key, 0)
-                for _ in range(2):
-                    mapped = self._writable_file()
-                    position = mapped.wrote_position
-                    physical = mapped.file_from_offset + position
-                    if layout.append_records(mapped.mm, position, self.file_size, records, queue_offset, physical,
-                                             store_timestamp):
-                        break
-                    mapped.wrote_position = self.file_size
-                else:
-                    return AppendMessageStatus.UNKNOWN_ERROR
-                mapped.wrote_position = position + len(records)
-                mapped.store_timestamp = store_timestamp
-                self.topic_queue_table[key] = queue_offset + count
-            finally:
-                self.begin_time_in_lock = 0
-        return physical, queue_offset, store_timestamp
 
     def append_data(self, start_offset: int, data: bytes) -> bool:
         """Append raw CommitLog bytes received from the master at exactly ``start_offset`` (a slave's write).
@@ -334,21 +226,3 @@ class CommitLog:
     def shutdown(self) -> None:
         self.queue.shutdown()
 
-
-def _host_flags(sys_flag: int, born_host: bytes, store_host: bytes) -> int:
-    sys_flag &= ~0x30
-    if len(born_host) == 20:
-        sys_flag |= 0x10
-    if len(store_host) == 20:
-        sys_flag |= 0x20
-    return sys_flag
-
-
-def record_offsets(records: bytes | bytearray, first: int) -> list[int]:
-    """The CommitLog offset of each record of ``records``, the first written at ``first``."""
-    offsets = []
-    position = 0
-    while position < len(records):
-        offsets.append(first + position)
-        position += int.from_bytes(records[position:position + 4], "big")
-    return offsets

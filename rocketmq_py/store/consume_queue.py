@@ -2,23 +2,28 @@
 
 Files ``{root}/consumequeue/{topic}/{queueId}/{20-digit byte offset}`` of
 20-byte units ``(CommitLog offset, size, tags code)``; queue offset N is the
-unit at byte N*20. A queue that starts above 0 gets its first file padded
-with ``(0, Integer.MAX_VALUE, 0)`` units, as Java does.
+unit at byte N*20. The units are written by the store's write path
+(:func:`rocketmq_py.store.write_path.put_unit`, which also pads the head of a
+queue's first file when the queue starts above 0, as Java does); this module
+keeps the files, reads the units and recovers them.
 """
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Callable, Iterator
 
 from rocketmq_py.store import layout
 from rocketmq_py.store.mapped_file import MappedFile, MappedFileQueue
 
-_log = logging.getLogger(__name__)
-
-UNIT = 20
+UNIT = layout.CQ_UNIT_SIZE
 #: A pull reads at most this many bytes of units (Java: max(16000, maxMsgNums * 20)).
 MAX_FILTER_BYTES = 16000
+
+
+def names_a_directory(topic: str) -> bool:
+    """Whether ``topic`` can name a ConsumeQueue directory: a name that cannot (a retry topic made from a group
+    name no check looked at, say) must be refused before its queue's file is made."""
+    return bool(topic) and topic not in (".", "..") and "/" not in topic and "\x00" not in topic
 
 
 class ConsumeQueue:
@@ -50,38 +55,6 @@ class ConsumeQueue:
     def roll_next_file(self, index: int) -> int:
         units = self.file_size // UNIT
         return index + units - index % units
-
-    # --- write ---------------------------------------------------------------------------------
-
-    def put_message_position_info(self, offset: int, size: int, tags_code: int, cq_offset: int) -> bool:
-        """Add the unit for queue offset ``cq_offset``; True also when it is already there."""
-        if offset + size <= self.max_physic_offset:
-            return True
-        expected = cq_offset * UNIT
-        mapped = self.queue.get_last_mapped_file(expected)
-        if mapped is None:
-            return False
-        if mapped.first_create_in_queue and cq_offset != 0 and mapped.wrote_position == 0:
-            self.min_logic_offset = expected
-            self.queue.flushed_where = expected
-            blank_until = expected % self.file_size
-            layout.cq_fill_blank(mapped.mm, 0, blank_until)
-            mapped.wrote_position = blank_until
-        if cq_offset != 0:
-            current = mapped.file_from_offset + mapped.wrote_position
-            if expected < current:
-                _log.debug("%s-%d: unit %d is already built", self.topic, self.queue_id, cq_offset)
-                return True
-            if expected != current:
-                _log.warning("%s-%d: queue offset %d expected at byte %d but the queue ends at %d",
-                             self.topic, self.queue_id, cq_offset, expected, current)
-        position = mapped.wrote_position
-        if position + UNIT > self.file_size:
-            return False
-        layout.cq_put_unit(mapped.mm, position, offset, size, tags_code)
-        mapped.wrote_position = position + UNIT
-        self.max_physic_offset = offset + size
-        return True
 
     # --- read ----------------------------------------------------------------------------------
 

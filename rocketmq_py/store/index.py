@@ -1,10 +1,12 @@
 """The message key index (Java's store/index/IndexFile and IndexService).
 
 Files ``{root}/index/{yyyyMMddHHmmssSSS}`` with a 40-byte header, a hash slot
-table and entries (see :mod:`rocketmq_py._store_py`). Keys are
-``topic#UNIQ_KEY`` and ``topic#key`` for each space-separated KEYS token;
-rolled-back transactional records are not indexed. A full file is replaced
-by a new one that starts where it ended.
+table and entries (see :mod:`rocketmq_py.store._layout_py`). Keys are
+``topic#UNIQ_KEY`` and ``topic#key`` for each space-separated KEYS token
+(:func:`index_keys`); rolled-back transactional records are not indexed. A
+full file is replaced by a new one that starts where it ended. The entries
+are written by the store's write path (:mod:`rocketmq_py.store.write_path`),
+as it dispatches each record; this module keeps the files and answers queries.
 """
 from __future__ import annotations
 
@@ -13,14 +15,23 @@ import logging
 import threading
 from pathlib import Path
 
-from rocketmq_py.store import hot_paths, layout
+from rocketmq_py.store import layout
 from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.config import MessageStoreConfig
 from rocketmq_py.store.mapped_file import MappedFile
 
 _log = logging.getLogger(__name__)
 
-_ROLLBACK = 0xC
+
+def index_keys(topic: str, keys: str | None, uniq_key: str | None) -> list[str]:
+    """The index keys of a record, in the order they are put (``topic#UNIQ_KEY`` first), as Java's
+    IndexService.buildIndex makes them."""
+    found = [f"{topic}#{uniq_key}"] if uniq_key else []
+    if keys:
+        for key in keys.split(" "):
+            if key:
+                found.append(f"{topic}#{key}")
+    return found
 
 
 def _file_name_now() -> str:
@@ -57,10 +68,6 @@ class IndexFile:
     @property
     def is_write_full(self) -> bool:
         return self.header()[5] >= self.index_num
-
-    def put_key(self, key: str, physical_offset: int, store_timestamp: int) -> bool:
-        return layout.index_put(self.mapped.mm, self.hash_slot_num, self.index_num, layout.index_key_hash(key),
-                                physical_offset, store_timestamp)
 
     def is_time_matched(self, begin: int, end: int) -> bool:
         first, last = self.header()[:2]
@@ -126,21 +133,6 @@ class IndexService:
         if timestamp > 0:
             self.checkpoint.index_msg_timestamp = timestamp
             self.checkpoint.flush()
-
-    def build_index(self, info: layout.RecordInfo) -> None:
-        """Index the record described by ``info`` (a ``layout.RecordInfo``)."""
-        index_file = self.writable_file()
-        if info.physical_offset < index_file.end_phy_offset:
-            return
-        if info.sys_flag & _ROLLBACK == _ROLLBACK:
-            return
-        for key in hot_paths.index_keys(info.topic, info.keys, info.uniq_key):
-            index_file = self._put(index_file, key, info)
-
-    def _put(self, index_file: IndexFile, key: str, info: layout.RecordInfo) -> IndexFile:
-        while not index_file.put_key(key, info.physical_offset, info.store_timestamp):
-            index_file = self.writable_file()
-        return index_file
 
     def query_offset(self, topic: str, key: str, max_num: int, begin: int, end: int) -> tuple[list[int], int, int]:
         """``(physical offsets, last update time, last update offset)`` of ``topic#key`` within [begin, end]."""

@@ -1,9 +1,9 @@
 """The one place that chooses the store's byte-layout implementation.
 
-The compiled ``_store`` extension is used when it was built; the pure-Python
-twin ``_store_py`` when ``ROCKETMQ_PY_NO_EXTENSIONS=1`` or when the extension
+The compiled ``_layout`` extension is used when it was built; the pure-Python
+twin ``_layout_py`` when ``ROCKETMQ_PY_NO_EXTENSIONS=1`` or when the extension
 is missing (``ROCKETMQ_PY_REQUIRE_EXTENSIONS=1`` makes that an error). The
-rest of the store imports the layouts from here, as ``layout.append_message``
+rest of the store imports the layouts from here, as ``layout.encode_record``
 and so on; ``layout.IMPLEMENTATION`` says which one runs.
 """
 from __future__ import annotations
@@ -14,9 +14,9 @@ from rocketmq_py._extensions import load
 
 if TYPE_CHECKING:
     # Both implementations follow the compiled module's stub (its .pyi): check the callers against it.
-    from rocketmq_py import _store as _impl
+    from rocketmq_py.store import _layout as _impl
 else:
-    _impl = load("rocketmq_py._store", "rocketmq_py._store_py")
+    _impl = load("rocketmq_py.store._layout", "rocketmq_py.store._layout_py")
 
 IMPLEMENTATION: str = _impl.IMPLEMENTATION
 MESSAGE_MAGIC_CODE: int = _impl.MESSAGE_MAGIC_CODE
@@ -37,7 +37,8 @@ java_string_hash = _impl.java_string_hash
 index_key_hash = _impl.index_key_hash
 record_length = _impl.record_length
 store_timestamp_position = _impl.store_timestamp_position
-append_message = _impl.append_message
+encode_record = _impl.encode_record
+set_queue_id = _impl.set_queue_id
 encode_batch = _impl.encode_batch
 append_records = _impl.append_records
 check_record = _impl.check_record

@@ -91,7 +91,7 @@ class MappedFile:
         return self.wrote_position >= self.file_size
 
     def append(self, data: bytes) -> bool:
-        """Append raw bytes (ConsumeQueue units); False when they do not fit."""
+        """Append raw bytes (the CommitLog bytes a slave receives); False when they do not fit."""
         position = self.wrote_position
         if position + len(data) > self.file_size:
             return False

@@ -6,13 +6,18 @@ normally after a clean shutdown, from the checkpoint after a crash, which the
 ConsumeQueues with the CommitLog, starts the flush and clean threads),
 ``shutdown()`` (flushes, and removes ``abort`` when all is consistent).
 
-Writes: ``await put_message(msg)`` / ``await put_messages(batch)`` append to
-the CommitLog, build the ConsumeQueue unit and the index entries at once
-(Java does this on its reput thread; doing it in the put makes a message
-readable as soon as it is acknowledged), tell the arrival listeners (long
-polling), and under SYNC_FLUSH return only after the group commit flushed
-it. ``append_message`` / ``append_messages`` do the same without waiting for
-the flush. Reads never block on disk writes and return copies.
+Writes: ``await put_message(msg)`` / ``await put_messages(batch)`` build the
+records of a message or a batch body; ``await put_records(records)`` takes
+records built elsewhere (the broker's fast send path). Each appends to the
+CommitLog, builds the ConsumeQueue units and the index entries at once (Java
+does this on its reput thread; doing it in the put makes a message readable
+as soon as it is acknowledged), tells the arrival listeners (long polling),
+and under SYNC_FLUSH returns only after the group commit flushed it.
+``append_message`` / ``append_messages`` / ``append_records`` do the same
+without waiting for the flush. All of them go one way, through the store's
+write path (:mod:`rocketmq_py.store.write_path`; see
+docs/design-store-write-path.md). Reads never block on disk writes and return
+copies.
 """
 from __future__ import annotations
 
@@ -29,9 +34,9 @@ from rocketmq_py.errors import CodecError
 from rocketmq_py.store import layout
 from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.clean import CleanService, DiskUsage, disk_used_ratio
-from rocketmq_py.store.commit_log import CommitLog, now_ms, record_offsets
+from rocketmq_py.store.commit_log import CommitLog, now_ms, offset_msg_id
 from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, SYNC_MASTER, MessageStoreConfig, delay_level_table
-from rocketmq_py.store.consume_queue import ConsumeQueue
+from rocketmq_py.store.consume_queue import ConsumeQueue, names_a_directory
 from rocketmq_py.store.consumed import ConsumedOffsets, ConsumerProgress
 from rocketmq_py.store.flush import FlushConsumeQueueService, FlushRealTimeService, GroupCommitService, ServiceThread
 from rocketmq_py.store.prefault import CommitLogPrefaultService
@@ -48,10 +53,12 @@ from rocketmq_py.store.message import (
     TRANSACTION_TYPE_MASK,
     StoreMessage,
     StoreMessageBatch,
+    pack_host,
 )
 from rocketmq_py.store.reads import StoreReads
 from rocketmq_py.store.schedule import ScheduleMessageService
 from rocketmq_py.store.results import AppendMessageResult, AppendMessageStatus, PutMessageResult, PutMessageStatus
+from rocketmq_py.store.write_path import PutRecordsResult, StoreWriter
 
 if TYPE_CHECKING:
     from rocketmq_py.store.ha import HAService
@@ -59,7 +66,6 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
-_DISPATCHED = (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE)
 
 #: ``listener(topic, queue_id, next_queue_offset, tags_code, store_timestamp, properties_text)``
 ArrivalListener = Callable[[str, int, int, int, int, str], None]
@@ -87,9 +93,8 @@ class MessageStore(StoreReads):
         self.index_service: IndexService | None = None
         #: ``(listener, its loop, that loop's thread id)``; the loop is None for a listener called in any thread.
         self.arrival_listeners: list[tuple[ArrivalListener, asyncio.AbstractEventLoop | None, int]] = []
-        #: Appending and dispatching happen under this lock, so units are built in CommitLog order
-        #: whichever thread puts (the event loop, the schedule thread).
-        self._write_lock = threading.RLock()
+        #: The one way records are written and dispatched, made by :meth:`load` (see ``write_path``).
+        self._writer: StoreWriter | None = None
         self.disk_full = False
         self.last_exit_ok = True
         self._running = False
@@ -125,6 +130,7 @@ class MessageStore(StoreReads):
         self.checkpoint = StoreCheckpoint(self.config.checkpoint_path)
         self.index_service = IndexService(self.config, self.checkpoint)
         self.index_service.load(self.last_exit_ok)
+        self._writer = StoreWriter(self)
         self._recover()
         self.schedule_service = ScheduleMessageService(self)
         self.schedule_service.load()
@@ -159,7 +165,7 @@ class MessageStore(StoreReads):
         if self.last_exit_ok:
             end = self.commit_log.recover_normally()
         else:
-            end = self.commit_log.recover_abnormally(self.checkpoint, self._dispatch)
+            end = self.commit_log.recover_abnormally(self.checkpoint, self._dispatch_recovered)
         if max_cq_physical >= end:
             if max_cq_physical > end:
                 _log.warning("ConsumeQueues point up to %d, beyond the CommitLog end %d: truncating them",
@@ -167,6 +173,10 @@ class MessageStore(StoreReads):
             for consume_queue in self.consume_queues():
                 consume_queue.truncate_dirty_logic_files(end)
         self._recover_topic_queue_table()
+
+    def _dispatch_recovered(self, info: layout.RecordInfo) -> None:
+        assert self._writer is not None
+        self._writer.dispatch([info])
 
     def _recover_topic_queue_table(self) -> None:
         min_physical = self.commit_log.min_offset
@@ -216,7 +226,7 @@ class MessageStore(StoreReads):
             if info is None:
                 break
             if info.size > 0:
-                self._dispatch(info)
+                self._dispatch_recovered(info)
                 offset += info.size
                 caught_up += 1
             elif info.size == layout.RECORD_BLANK:
@@ -259,15 +269,20 @@ class MessageStore(StoreReads):
 
     def _check_store_status(self) -> PutMessageStatus | None:
         refused = self._store_refusal()
-        if refused is not None and not self._running:
-            _log.warning("the message store is not running; refusing the put")
+        if refused is not None:
+            self._log_refusal()
         return refused
+
+    def _log_refusal(self) -> None:
+        if not self._running:
+            _log.warning("the message store is not running; refusing the put")
 
     def _store_refusal(self) -> PutMessageStatus | None:
         """Why the store takes no put now (None: it takes them); without a log line, for :meth:`refuses_plain`."""
         if not self._running or self.config.broker_role == SLAVE or self.disk_full:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if self.is_os_page_cache_busy():
+        # Asked on every put: the busy check only while a put holds the lock (another thread's).
+        if self.commit_log.begin_time_in_lock and self.is_os_page_cache_busy():
             return PutMessageStatus.OS_PAGECACHE_BUSY
         return None
 
@@ -281,9 +296,7 @@ class MessageStore(StoreReads):
         if len(topic.encode("utf-8")) > layout.MAX_TOPIC_LENGTH:
             _log.warning("topic %r is longer than %d bytes", topic[:40], layout.MAX_TOPIC_LENGTH)
             return PutMessageStatus.MESSAGE_ILLEGAL
-        # The topic names a ConsumeQueue directory: a name that cannot be one (a retry topic made from a
-        # group name that no check looked at, say) must stop here, not fail while its file is made.
-        if not topic or topic in (".", "..") or "/" in topic or "\x00" in topic:
+        if not names_a_directory(topic):
             _log.warning("topic %r cannot name a ConsumeQueue directory", topic[:40])
             return PutMessageStatus.MESSAGE_ILLEGAL
         return None
@@ -299,17 +312,14 @@ class MessageStore(StoreReads):
             _log.warning("message body of %d bytes is over maxMessageSize %d", len(msg.body),
                          self.config.max_message_size)
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
-        if len(msg.encoded_properties()) > layout.MAX_PROPERTIES_LENGTH:
+        properties = msg.encoded_properties()
+        if len(properties) > layout.MAX_PROPERTIES_LENGTH:
             return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
-        with self._write_lock:
-            try:
-                self._make_room(msg.topic, msg.queue_id, msg.sys_flag & TRANSACTION_TYPE_MASK in _DISPATCHED)
-                result = self.commit_log.append_message(msg)
-            except StoreDiskFullError as error:
-                return self._refuse_disk_full(error)
-            put, dispatched = self._after_append(result)
-        self._notify(dispatched)
-        return put
+        store_host = pack_host(msg.store_host)
+        record = layout.encode_record(msg.topic.encode("utf-8"), msg.body, properties, msg.queue_id, msg.flag,
+                                      msg.sys_flag, msg.born_timestamp, pack_host(msg.born_host), store_host,
+                                      msg.reconsume_times, msg.prepared_transaction_offset)
+        return self._put_built(record, store_host)
 
     def _divert_delayed(self, msg: StoreMessage) -> None:
         level = msg.delay_time_level
@@ -333,84 +343,104 @@ class MessageStore(StoreReads):
         if len(batch.body) > self.config.max_message_size:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
         properties = codec.properties_to_string(batch.properties).encode("utf-8")
-        with self._write_lock:
-            try:
-                self._make_room(batch.topic, batch.queue_id, True)
-                result = self.commit_log.append_messages(batch, properties)
-            except StoreDiskFullError as error:
-                return self._refuse_disk_full(error)
-            except ValueError as error:
-                _log.warning("batch for %s refused: %s", batch.topic, error)
-                return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
-            put, dispatched = self._after_append(result)
-        self._notify(dispatched)
+        store_host = pack_host(batch.store_host)
+        try:
+            records, _ = layout.encode_batch(batch.body, batch.topic.encode("utf-8"), batch.queue_id,
+                                             batch.sys_flag, batch.born_timestamp, pack_host(batch.born_host), 0,
+                                             store_host, batch.reconsume_times, properties)
+        except ValueError as error:
+            _log.warning("batch for %s refused: %s", batch.topic, error)
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+        return self._put_built(records, store_host)
+
+    def _put_built(self, records: bytearray, store_host: bytes) -> PutMessageResult:
+        """Write the records :meth:`append_message` or :meth:`append_messages` built; Java's answer for them."""
+        if not records or len(records) > self.max_records_length:
+            # Java's MESSAGE_SIZE_EXCEEDED (an empty batch body is refused the same way).
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL,
+                                    AppendMessageResult(AppendMessageStatus.MESSAGE_SIZE_EXCEEDED))
+        assert self._writer is not None
+        try:
+            put = self._writer.put(records)
+        except StoreDiskFullError as error:
+            return PutMessageResult(self._refuse_disk_full(error))
+        if put.status is not PutMessageStatus.PUT_OK:
+            return PutMessageResult(put.status)
+        offsets = put.physical_offsets
+        msg_id = ",".join(offset_msg_id(store_host, offset) for offset in offsets)
+        return PutMessageResult(PutMessageStatus.PUT_OK, AppendMessageResult(
+            AppendMessageStatus.PUT_OK, offsets[0], put.wrote_bytes, msg_id, put.store_timestamp,
+            put.queue_offsets[0], len(offsets), offsets))
+
+    def append_records(self, records: bytes | bytearray) -> PutRecordsResult:
+        """Store CommitLog records built elsewhere (without waiting for a flush); see :meth:`put_records`."""
+        # The broker's fast send path calls this for every message: no more Python calls than it needs.
+        refused = self._store_refusal()
+        if refused is not None:
+            self._log_refusal()
+            return PutRecordsResult(refused)
+        assert self._writer is not None
+        try:
+            put = self._writer.put(records)
+        except StoreDiskFullError as error:
+            return PutRecordsResult(self._refuse_disk_full(error))
+        if put.status is PutMessageStatus.PUT_OK:
+            self.wake_flush()
         return put
 
-    def _make_room(self, topic: str, queue_id: int, dispatched: bool) -> None:
-        """Create the files this put may need (CommitLog, ConsumeQueue, index) before the CommitLog is written.
+    async def put_records(self, records: bytes | bytearray, wait_store_msg_ok: bool = True) -> PutRecordsResult:
+        """Store complete CommitLog records built elsewhere, of any topics and queues, and tell where each went.
 
-        Each file gets its blocks at creation, so a full disk refuses the put here, before anything is written,
-        and a message once in the CommitLog always finds room in its ConsumeQueue and index."""
+        ``records`` are back to back as ``encode_record`` / ``encode_batch`` make them: the store reads each
+        one's topic, queue, sysflag and properties from its bytes, gives it its queue offset (the next of its
+        topic-queue), its CommitLog offset and one store time for all, writes the buffer into one CommitLog
+        file and dispatches every record (see docs/design-store-write-path.md for what a caller provides).
+        The result's status is PUT_OK, or the refusal with nothing written. As :meth:`put_message`, it waits
+        for the group commit (SYNC_FLUSH) and a slave (SYNC_MASTER) unless ``wait_store_msg_ok`` is false.
+        """
+        put = self.append_records(records)
+        if put.status is not PutMessageStatus.PUT_OK:
+            return put
+        end = put.physical_offsets[0] + put.wrote_bytes
+        if self._waits_for_flush(wait_store_msg_ok):
+            put.status = await self._flushed(end)
+        if self._waits_for_replica(wait_store_msg_ok):
+            assert self.ha_service is not None
+            put.status = await self.ha_service.replicated(put.status, end)
+        return put
+
+    @property
+    def max_records_length(self) -> int:
+        """The longest buffer of records one put can take: a CommitLog file less its end marker."""
+        return self.commit_log.file_size - layout.END_FILE_MIN_BLANK_LENGTH
+
+    def _make_room(self, queues: Iterable[tuple[str, int]]) -> PutMessageStatus | None:
+        """Make the files a put into ``queues`` needs before the CommitLog is written: the CommitLog's next
+        file, each queue's ConsumeQueue file, the index's (the write path asks when one is missing or full).
+
+        Each file gets its blocks at creation, so a full disk raises StoreDiskFullError here, before anything is
+        written, and a record once in the CommitLog always finds room in its ConsumeQueue and index. A new queue
+        whose topic cannot name a directory gives MESSAGE_ILLEGAL, with nothing made."""
+        queues = list(queues)
+        for topic, queue_id in queues:
+            if self.get_consume_queue(topic, queue_id) is None and not names_a_directory(topic):
+                _log.warning("topic %r cannot name a ConsumeQueue directory", topic[:40])
+                return PutMessageStatus.MESSAGE_ILLEGAL
         self.commit_log.queue.get_last_mapped_file(0)
-        if dispatched:  # prepared and rollback records get no ConsumeQueue unit
+        for topic, queue_id in queues:
             next_unit = self.commit_log.topic_queue_table.get((topic, queue_id), 0) * layout.CQ_UNIT_SIZE
             self.find_consume_queue(topic, queue_id).queue.get_last_mapped_file(next_unit)
         if self.config.message_index_enable and self.index_service is not None:
             self.index_service.writable_file()
+        return None
 
-    def _refuse_disk_full(self, error: StoreDiskFullError) -> PutMessageResult:
+    def _refuse_disk_full(self, error: StoreDiskFullError) -> PutMessageStatus:
+        """A put whose file could not get its blocks (nothing was written): refused, and the store marked full."""
         self.allocation_failed_at = time.monotonic()
         if not self.disk_full:
             _log.error("a store file could not get its blocks (%s): marking the store full, puts are refused", error)
         self.disk_full = True
-        return PutMessageResult(PutMessageStatus.SERVICE_NOT_AVAILABLE)
-
-    def _after_append(self, result: AppendMessageResult) -> tuple[PutMessageResult, list[layout.RecordInfo]]:
-        if result.status == AppendMessageStatus.MESSAGE_SIZE_EXCEEDED:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL, result), []
-        if result.status != AppendMessageStatus.PUT_OK:
-            return PutMessageResult(PutMessageStatus.UNKNOWN_ERROR, result), []
-        return PutMessageResult(PutMessageStatus.PUT_OK, result), self._dispatch_written(result.physical_offsets)
-
-    def _dispatch_written(self, offsets: Iterable[int]) -> list[layout.RecordInfo]:
-        """Dispatch the records just appended at ``offsets``, read back as every reader will see them."""
-        dispatched: list[layout.RecordInfo] = []
-        for offset in offsets:
-            info = self.commit_log.check_at(offset)
-            if info is None or info.size <= 0:
-                _log.error("[BUG] the record just written at %d does not validate", offset)
-                continue
-            self._dispatch(info)
-            dispatched.append(info)
-        return dispatched
-
-    def append_plain(self, topic: str, topic_bytes: bytes, queue_id: int, body: bytes, properties: bytes, flag: int,
-                     sys_flag: int, born_timestamp: int, born_host: bytes, store_host: bytes,
-                     reconsume_times: int) -> tuple[int, int, int, int] | None:
-        """The broker's fast send: append and dispatch one message that is neither transactional nor delayed.
-
-        ``topic`` must have passed the broker's topic check (which implies :meth:`_check_topic`), the
-        properties are encoded as stored, the hosts packed. Returns ``(physical offset, size, queue offset,
-        store timestamp)``, or None when this put needs the slow path (:meth:`append_message`): a store that
-        refuses puts, a message over a limit (the caller asks :meth:`refuses_plain` first), a full disk.
-        Nothing is written then, so the slow path gives the refusal its answer. The caller waits for no flush:
-        it takes only puts that need none (:meth:`put_waits`).
-        """
-        if self.refuses_plain(len(body), len(properties)):
-            return None
-        with self._write_lock:
-            try:
-                self._make_room(topic, queue_id, True)
-                placed = self.commit_log.append_parts(topic, topic_bytes, body, properties, queue_id, flag, sys_flag,
-                                                      born_timestamp, born_host, store_host, reconsume_times)
-            except StoreDiskFullError:
-                return None
-            if isinstance(placed, AppendMessageStatus):
-                return None
-            dispatched = self._dispatch_written((placed[0],))
-        self._notify(dispatched)
-        self.wake_flush()
-        return placed
+        return PutMessageStatus.SERVICE_NOT_AVAILABLE
 
     async def put_message(self, msg: StoreMessage) -> PutMessageResult:
         """Store one message; under SYNC_FLUSH (and WAIT not false) return after it is on disk.
@@ -440,43 +470,25 @@ class MessageStore(StoreReads):
         if not self._waits_for_flush(wait):
             self.wake_flush()
             return result
+        result.status = await self._flushed(result.append_result.wrote_offset + result.append_result.wrote_bytes)
+        return result
+
+    async def _flushed(self, end: int) -> PutMessageStatus:
+        """PUT_OK once the group commit has flushed the CommitLog up to ``end``; FLUSH_DISK_TIMEOUT after
+        ``syncFlushTimeout``."""
         service = self._flush_service
         assert isinstance(service, GroupCommitService)
-        end = result.append_result.wrote_offset + result.append_result.wrote_bytes
         future = service.put_request(end)
         try:
-            result.status = await asyncio.wait_for(future, self.config.sync_flush_timeout / 1000)
+            return await asyncio.wait_for(future, self.config.sync_flush_timeout / 1000)
         except asyncio.TimeoutError:
-            result.status = PutMessageStatus.FLUSH_DISK_TIMEOUT
-        return result
+            return PutMessageStatus.FLUSH_DISK_TIMEOUT
 
     def wake_flush(self) -> None:
         """After a put that waits for no flush: wake the flush thread, as Java's handleDiskFlush does."""
         service = self._flush_service
         if isinstance(service, GroupCommitService) or (service is not None and not self.config.flush_commit_log_timed):
             service.wakeup()
-
-    def append_records_plain(self, topic: str, queue_id: int, records: bytearray,
-                             count: int) -> tuple[int, int, int, int, list[int]] | None:
-        """The broker's fast batch send: append and dispatch ``count`` records encoded by ``layout.encode_batch``.
-
-        Returns ``(physical offset, bytes, first queue offset, store timestamp, each record's offset)``, or
-        None, having written nothing, when this put needs :meth:`append_messages` (see :meth:`append_plain`).
-        """
-        with self._write_lock:
-            try:
-                self._make_room(topic, queue_id, True)
-                placed = self.commit_log.append_records(topic, queue_id, records, count)
-            except StoreDiskFullError:
-                return None
-            if isinstance(placed, AppendMessageStatus):
-                return None
-            physical, queue_offset, store_timestamp = placed
-            offsets = record_offsets(records, physical)
-            dispatched = self._dispatch_written(offsets)
-        self._notify(dispatched)
-        self.wake_flush()
-        return physical, len(records), queue_offset, store_timestamp, offsets
 
     def refuses_plain(self, body_length: int, properties_length: int) -> bool:
         """True when :meth:`append_message` would refuse a plain message of these sizes, or any message now."""
@@ -495,70 +507,40 @@ class MessageStore(StoreReads):
 
     # --- dispatch --------------------------------------------------------------------------------
 
-    def _dispatch(self, info: layout.RecordInfo) -> None:
-        """Build the ConsumeQueue unit and the index entries of one record (Java's doDispatch)."""
-        transaction = info.sys_flag & TRANSACTION_TYPE_MASK
-        if transaction in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE):
-            tags_code = info.tags_code
-            if info.delay_level > 0:
-                tags_code = self.compute_deliver_timestamp(info.delay_level, info.store_timestamp)
-            consume_queue = self.find_consume_queue(info.topic, info.queue_id)
-            if consume_queue.put_message_position_info(info.physical_offset, info.size, tags_code, info.queue_offset):
-                assert self.checkpoint is not None
-                self.checkpoint.logics_msg_timestamp = info.store_timestamp
-            else:
-                _log.error("[BUG] the ConsumeQueue %s-%d could not take the unit of %d", info.topic, info.queue_id,
-                           info.physical_offset)
-        if self.config.message_index_enable and self.index_service is not None:
-            try:
-                self.index_service.build_index(info)
-            except StoreDiskFullError as error:
-                # Only a message whose keys overflow the index file gets here: it stays readable, unindexed.
-                _log.error("record at %d is not indexed: %s", info.physical_offset, error)
-
     def dispatch_from(self, offset: int) -> int:
         """Dispatch the complete records from ``offset`` on (a slave's reput after bytes from the master).
 
         Returns where dispatching stopped: the end of the data, or the start of a record not complete yet.
         """
-        dispatched = []
-        with self._write_lock:
+        assert self._writer is not None
+        with self._writer.lock:
             end = self.commit_log.max_offset
+            records = []
             while offset < end:
                 info = self.commit_log.check_at(offset)
                 if info is None:
                     break
                 if info.size > 0:
-                    self._dispatch(info)
-                    if info.sys_flag & TRANSACTION_TYPE_MASK in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE):
-                        self.commit_log.topic_queue_table[(info.topic, info.queue_id)] = info.queue_offset + 1
-                    dispatched.append(info)
-                    self._note_replicated_timestamp(info)
+                    records.append(info)
                     offset += info.size
                 elif info.size == layout.RECORD_BLANK:
                     offset = self.commit_log.roll_next_file(offset)
                 else:
                     break
-        self._notify(dispatched)
+            arrivals = self._writer.dispatch(records)
+            for info in records:
+                if info.sys_flag & TRANSACTION_TYPE_MASK in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE):
+                    self.commit_log.topic_queue_table[(info.topic, info.queue_id)] = info.queue_offset + 1
+                self._note_replicated_timestamp(info)
+        if arrivals:
+            self.tell_arrivals(arrivals)
         return offset
 
-    def _note_replicated_timestamp(self, info: Any) -> None:
+    def _note_replicated_timestamp(self, info: layout.RecordInfo) -> None:
         # The checkpoint trusts a CommitLog file's store time once flushed; bytes from the master carry theirs.
         mapped = self.commit_log.queue.find_mapped_file_by_offset(info.physical_offset)
         if mapped is not None:
             mapped.store_timestamp = info.store_timestamp
-
-    def _notify(self, dispatched: list[layout.RecordInfo]) -> None:
-        if not dispatched or not self.arrival_listeners:
-            return
-        arrivals = []
-        for info in dispatched:
-            tags_code = info.tags_code
-            if info.delay_level > 0:
-                tags_code = self.compute_deliver_timestamp(info.delay_level, info.store_timestamp)
-            arrivals.append((info.topic, info.queue_id, info.queue_offset + 1, tags_code, info.store_timestamp,
-                             info.properties))
-        self.tell_arrivals(arrivals)
 
     def tell_arrivals(self, arrivals: list[tuple[Any, ...]]) -> None:
         """Give every arrival listener the arguments of each message of one put (see :data:`ArrivalListener`)."""
@@ -651,6 +633,10 @@ class MessageStore(StoreReads):
     def dispatch_behind_bytes(self) -> int:
         """CommitLog bytes not yet in the ConsumeQueues: always 0 here, as every put dispatches before it returns."""
         return 0
+
+    def bytes_to_flush(self) -> int:
+        """CommitLog bytes written but not flushed yet (Java's remainHowManyDataToFlush)."""
+        return self.commit_log.queue.remain_to_flush()
 
     def lock_time_mills(self) -> int:
         """How long the current put has held the CommitLog lock (0 when it is free): Java's lockTimeMills."""

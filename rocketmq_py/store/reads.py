@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING, Protocol
 
 from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
-from rocketmq_py.store import hot_paths
+from rocketmq_py.store import layout, read_path
 from rocketmq_py.store.config import SLAVE
 from rocketmq_py.store.consume_queue import MAX_FILTER_BYTES, UNIT
 from rocketmq_py.store.results import GetMessageResult, GetMessageStatus, QueryMessageResult
@@ -52,6 +52,12 @@ class MessageFilter(Protocol):
     def is_matched_by_consume_queue(self, tags_code: int) -> bool: ...
 
     def is_matched_by_commit_log(self, record: bytes) -> bool: ...
+
+
+def record_properties(record: bytes) -> str:
+    """The properties of a whole record as stored, what an SQL92 filter reads in ``is_matched_by_commit_log``
+    (empty when ``record`` does not read as a record)."""
+    return layout.check_record(record, 0, len(record), False).properties
 
 
 class TagCodeFilter:
@@ -138,7 +144,7 @@ class StoreReads:
     def _collect(self, result: GetMessageResult, units: UnitWindow, offset: int, max_msg_nums: int,
                  message_filter: MessageFilter | None) -> None:
         memory = TOTAL_PHYSICAL_MEMORY * self.config.access_message_in_memory_max_ratio // 100
-        hot_paths.collect(self, result, units, offset, max_msg_nums, message_filter, memory)
+        read_path.collect(self, result, units, offset, max_msg_nums, message_filter, memory)
 
     # --- offsets -----------------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ from rocketmq_py.common.topic_config import TOPIC_FILTER_TYPES, TopicConfig
 from rocketmq_py.common.kv import KVTable
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RemotingSysResponseCode, RequestContext
 from rocketmq_py.remoting import create_response
-from rocketmq_py.store.config import SLAVE
+from rocketmq_py.store import SLAVE
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.controller import BrokerController
@@ -219,7 +219,7 @@ class AdminBrokerProcessor:
             "earliestMessageTimeStamp": str(store.get_earliest_message_time()),
             "startAcceptSendRequestTimeStamp": str(broker.config.start_accept_send_request_time_stamp),
             "remainTransientStoreBufferNumbs": "2147483647",
-            "remainHowManyDataToFlush": _human_bytes(store.commit_log.queue.remain_to_flush()),
+            "remainHowManyDataToFlush": _human_bytes(store.bytes_to_flush()),
             "suspendedPullRequests": str(broker.hold_service.suspended),
         })
         info.update(broker.replication.runtime_info())

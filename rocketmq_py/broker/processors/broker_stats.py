@@ -26,8 +26,7 @@ from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.topic import RMQ_SYS_TRANS_HALF_TOPIC
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RequestContext, create_request
-from rocketmq_py.store import PutMessageStatus, StoreMessage
-from rocketmq_py.store.consume_queue import UNIT
+from rocketmq_py.store import CQ_UNIT_SIZE, PutMessageStatus, StoreMessage
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.controller import BrokerController
@@ -112,7 +111,7 @@ class BrokerStatsProcessor:
                 filter_data = "null" if subscription.is_tag_type else codec.json_dumps(
                     {"consumerGroup": header.consumer_group, "expression": subscription.sub_string,
                      "expressionType": subscription.expression_type, "topic": header.topic}, pretty=True)
-        units = queue.read_units(header.index, max(header.count, 1) * UNIT)
+        units = queue.read_units(header.index, max(header.count, 1) * CQ_UNIT_SIZE)
         response = ok(request)
         if units is None:
             response.remark = f"Index {header.index} of {header.queue_id}@{header.topic} is not exist!"

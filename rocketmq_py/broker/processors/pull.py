@@ -37,8 +37,7 @@ from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RemotingConnection, RequestContext, create_response
-from rocketmq_py.store import GetMessageStatus, StoreMessage
-from rocketmq_py.store.config import SLAVE
+from rocketmq_py.store import SLAVE, GetMessageStatus, StoreMessage
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.controller import BrokerController

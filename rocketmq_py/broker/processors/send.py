@@ -30,8 +30,7 @@ from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RequestContext, create_response
-from rocketmq_py.store import PutMessageResult, PutMessageStatus, StoreMessage, StoreMessageBatch
-from rocketmq_py.store.clean import disk_used_ratio
+from rocketmq_py.store import PutMessageResult, PutMessageStatus, StoreMessage, StoreMessageBatch, disk_used_ratio
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.controller import BrokerController

@@ -13,10 +13,9 @@ from rocketmq_py.broker.processors.common import fail, ok
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.transaction import EndTransactionRequestHeader
 from rocketmq_py.common.message import MessageConst
+from rocketmq_py.common.sysflag import TRANSACTION_COMMIT_TYPE, TRANSACTION_ROLLBACK_TYPE
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RequestContext
-from rocketmq_py.store import PutMessageStatus
-from rocketmq_py.store.config import SLAVE
-from rocketmq_py.store.message import TRANSACTION_COMMIT_TYPE, TRANSACTION_ROLLBACK_TYPE
+from rocketmq_py.store import SLAVE, PutMessageStatus
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.controller import BrokerController

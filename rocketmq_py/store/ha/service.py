@@ -109,14 +109,19 @@ class HAService:
     async def wait_for_replica(self, result: PutMessageResult) -> PutMessageResult:
         """Answer a SYNC_MASTER put once a slave acknowledged it (the put is stored either way)."""
         append = result.append_result
-        if result.status not in _WAITING_STATUSES or append is None:
-            return result
-        end = append.wrote_offset + append.wrote_bytes
+        if append is not None:
+            result.status = await self.replicated(result.status, append.wrote_offset + append.wrote_bytes)
+        return result
+
+    async def replicated(self, status: PutMessageStatus, end: int) -> PutMessageStatus:
+        """The status of a stored SYNC_MASTER put that ends at CommitLog offset ``end``, once a slave has it:
+        ``status`` itself, SLAVE_NOT_AVAILABLE or FLUSH_SLAVE_TIMEOUT."""
+        if status not in _WAITING_STATUSES:
+            return status
         if not self.is_slave_ok(end):
-            result.status = PutMessageStatus.SLAVE_NOT_AVAILABLE
-            return result
+            return PutMessageStatus.SLAVE_NOT_AVAILABLE
         if self.push2slave_max_offset >= end:
-            return result
+            return status
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         entry = (end, next(self._sequence), future)
         heapq.heappush(self._waiters, entry)
@@ -124,13 +129,13 @@ class HAService:
             await asyncio.wait_for(future, self.config.slave_timeout / 1000)
         except asyncio.TimeoutError:
             self._log_timeout(end)
-            result.status = PutMessageStatus.FLUSH_SLAVE_TIMEOUT
+            status = PutMessageStatus.FLUSH_SLAVE_TIMEOUT
             try:
                 self._waiters.remove(entry)
                 heapq.heapify(self._waiters)
             except ValueError:
                 pass
-        return result
+        return status
 
     def _log_timeout(self, end: int) -> None:
         now = time.monotonic()

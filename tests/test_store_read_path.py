@@ -1,8 +1,7 @@
-"""The store's compiled hot paths against their pure-Python twin, called side by side on one store.
+"""The store's compiled read path against its pure-Python twin, called side by side on one store.
 
-The puts in place are held to the general put through whole brokers in test_send_fast.py; here the pull's
-``collect`` of the compiled module and of the twin read the same store with the same arguments, over
-CommitLog files that roll, with tag and record filters, transfer limits, deleted files and odd offsets.
+The pull's ``collect`` of the compiled module and of the twin read the same store with the same arguments,
+over CommitLog files that roll, with tag and record filters, transfer limits, deleted files and odd offsets.
 """
 from __future__ import annotations
 
@@ -14,24 +13,21 @@ import zlib
 import pytest
 
 from rocketmq_py.store import GetMessageResult, GetMessageStatus, MessageStore, MessageStoreConfig, StoreMessage
-from rocketmq_py.store import _hot_paths_py, hot_paths, layout
+from rocketmq_py.store import _read_path_py, layout, read_path
 from rocketmq_py.store.reads import TOTAL_PHYSICAL_MEMORY, TagCodeFilter
 
 
-def compiled_hot_paths():
+def compiled_read_path():
     try:
-        return importlib.import_module("rocketmq_py.store._hot_paths")
+        return importlib.import_module("rocketmq_py.store._read_path")
     except ImportError as error:
         if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
-            pytest.fail(f"the compiled hot paths did not import: {error}", pytrace=False)
-        pytest.skip(f"the compiled hot paths did not import: {error}")
+            pytest.fail(f"the compiled read path did not import: {error}", pytrace=False)
+        pytest.skip(f"the compiled read path did not import: {error}")
 
 
-def test_the_expected_implementation_runs():
-    if os.environ.get("ROCKETMQ_PY_NO_EXTENSIONS") == "1":
-        assert hot_paths.IMPLEMENTATION == "python"
-    elif os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
-        assert hot_paths.IMPLEMENTATION == "cython"
+def test_the_expected_implementation_runs(expected_implementation):
+    assert read_path.IMPLEMENTATION == expected_implementation("rocketmq_py.store._read_path")
 
 
 @pytest.fixture
@@ -82,7 +78,7 @@ def _collect(module, store: MessageStore, queue_id: int, offset: int, max_msg_nu
 
 
 async def test_compiled_and_twin_collect_the_same_records(store):
-    compiled = compiled_hot_paths()
+    compiled = compiled_read_path()
     codes_of = {"A": layout.java_string_hash("A"), "B": layout.java_string_hash("B")}
     rng = random.Random(11)
     found = 0
@@ -92,19 +88,19 @@ async def test_compiled_and_twin_collect_the_same_records(store):
         max_msg_nums = rng.choice([1, 5, 32, 64])
         codes = rng.choice([False, None, {codes_of["A"]}, {codes_of["A"], codes_of["B"]}, {12345}, HalfTheRecords()])
         memory = rng.choice([TOTAL_PHYSICAL_MEMORY, 0, 3000])
-        expected = _collect(_hot_paths_py, store, queue_id, offset, max_msg_nums, codes, memory)
+        expected = _collect(_read_path_py, store, queue_id, offset, max_msg_nums, codes, memory)
         assert _collect(compiled, store, queue_id, offset, max_msg_nums, codes, memory) == expected
         found += expected[0] == GetMessageStatus.FOUND
     assert found > 150
 
 
 async def test_compiled_and_twin_agree_when_the_first_files_are_deleted(store):
-    compiled = compiled_hot_paths()
+    compiled = compiled_read_path()
     first = store.commit_log.queue.files[0]
     first.mm.close()  # as the clean service leaves a deleted file to a reader that still holds it
     for offset in (0, 1, 5, 20):
-        expected = _collect(_hot_paths_py, store, 0, offset, 32, None, TOTAL_PHYSICAL_MEMORY)
+        expected = _collect(_read_path_py, store, 0, offset, 32, None, TOTAL_PHYSICAL_MEMORY)
         assert _collect(compiled, store, 0, offset, 32, None, TOTAL_PHYSICAL_MEMORY) == expected
     # The records of the closed file are skipped: the pull goes on in the next file.
-    status, _, _, queue_offsets, _ = _collect(_hot_paths_py, store, 0, 0, 32, None, TOTAL_PHYSICAL_MEMORY)
+    status, _, _, queue_offsets, _ = _collect(_read_path_py, store, 0, 0, 32, None, TOTAL_PHYSICAL_MEMORY)
     assert status == GetMessageStatus.FOUND and queue_offsets[0] > 0

@@ -1,4 +1,4 @@
-"""Byte layouts of the message store, in pure Python: the twin of the compiled ``_store``.
+"""Byte layouts of the message store, in pure Python: the twin of the compiled ``_layout``.
 
 Ports the byte-level parts of Java's store (rocketmq-all-4.9.8): the CommitLog
 record of ``CommitLog.MessageExtEncoder`` / ``DefaultAppendMessageCallback``
@@ -6,7 +6,7 @@ record of ``CommitLog.MessageExtEncoder`` / ``DefaultAppendMessageCallback``
 the 20-byte ConsumeQueue unit of ``ConsumeQueue`` and the slots, entries and
 40-byte header of ``index/IndexFile``.
 
-This module is the readable specification: the compiled ``_store`` has the
+This module is the readable specification: the compiled ``_layout`` has the
 same functions with the same results and the same errors, and the tests
 check that the two agree. Buffers are anything with the buffer protocol
 (``mmap``, ``bytearray``, ``bytes`` for reading); positions are absolute
@@ -30,11 +30,11 @@ import errno
 import mmap
 import struct
 import zlib
-from typing import Any
+from typing import Any, Sequence
 
 IMPLEMENTATION = "python"
 
-#: Anything with the buffer protocol (mmap, bytearray, memoryview; bytes where only read), as in _store.pyi.
+#: Anything with the buffer protocol (mmap, bytearray, memoryview; bytes where only read), as in _layout.pyi.
 Buffer = Any
 
 MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7
@@ -225,31 +225,34 @@ def _record_parts(topic: bytes, body: Buffer, properties: bytes, queue_id: int, 
     ]
 
 
-# --- CommitLog append ---------------------------------------------------------------------------
+# --- CommitLog records ---------------------------------------------------------------------------
 
 
-def append_message(dst: Buffer, position: int, limit: int, topic: bytes, body: Buffer, properties: bytes, queue_id: int, flag: int,
-                   queue_offset: int, physical_offset: int, sys_flag: int, born_timestamp: int, born_host: bytes,
-                   store_timestamp: int, store_host: bytes, reconsume_times: int,
-                   prepared_transaction_offset: int, body_crc: int) -> int:
-    """Write one record at ``position``; return its length.
+def encode_record(topic: bytes, body: Buffer, properties: bytes, queue_id: int, flag: int, sys_flag: int,
+                  born_timestamp: int, born_host: bytes, store_host: bytes, reconsume_times: int,
+                  prepared_transaction_offset: int) -> bytearray:
+    """One message as a record, with its body CRC, ready for :func:`append_records`.
 
-    When the record plus the 8-byte blank marker does not fit before
-    ``limit``, write the blank marker (``int32 limit-position``, BLANK magic)
-    instead and return 0: the caller continues in the next file. The sysFlag
-    host bits follow the lengths of ``born_host`` and ``store_host``.
+    The queue offset, the physical offset and the store timestamp are left 0: the store sets them when it
+    places the record. The sysFlag host bits follow the lengths of ``born_host`` and ``store_host``. A topic
+    over 127 bytes, properties over 32767 bytes or a host that is not 8 or 20 bytes raise ``ValueError``.
     """
-    view = _view(dst, writable=True)
-    _check_span(view, position, limit)
-    parts = _record_parts(topic, body, properties, queue_id, flag, queue_offset, physical_offset, sys_flag,
-                          born_timestamp, born_host, store_timestamp, store_host, reconsume_times,
-                          prepared_transaction_offset, body_crc)
-    size = sum(len(p) for p in parts)
-    if size + END_FILE_MIN_BLANK_LENGTH > limit - position:
-        _write_blank(view, position, limit)
-        return 0
-    view[position:position + size] = b"".join(parts)
-    return size
+    return bytearray(b"".join(_record_parts(topic, body, properties, queue_id, flag, 0, 0, sys_flag, born_timestamp,
+                                            born_host, 0, store_host, reconsume_times, prepared_transaction_offset,
+                                            _body_crc(body))))
+
+
+def set_queue_id(records: bytearray, queue_id: int) -> None:
+    """Write ``queue_id`` into every record of ``records`` (encoded before a random queue was drawn)."""
+    _int(queue_id, 32, "queue_id")
+    position = 0
+    value = _I32.pack(queue_id)
+    while position + 16 <= len(records):
+        records[position + 12:position + 16] = value
+        (size,) = _I32.unpack_from(records, position)
+        if size <= 0:
+            raise ValueError(f"record at byte {position} declares a bad size {size}")
+        position += size
 
 
 def _join_properties(own: bytes, batch: bytes) -> bytes:
@@ -297,18 +300,18 @@ def encode_batch(batch_body: Buffer, topic: bytes, queue_id: int, sys_flag: int,
     return out, count
 
 
-def append_records(dst: Buffer, position: int, limit: int, records: Buffer, queue_offset: int, physical_offset: int,
-                   store_timestamp: int) -> int:
+def append_records(dst: Buffer, position: int, limit: int, records: Buffer, queue_offsets: Sequence[int],
+                   physical_offset: int, store_timestamp: int) -> int:
     """Copy encoded records to ``position``; return how many were written.
 
-    Record ``i`` gets queue offset ``queue_offset + i``, its own physical
+    Record ``i`` gets ``queue_offsets[i]`` (one per record), its own physical
     offset (``physical_offset`` + its distance from the first) and
     ``store_timestamp``. When they do not all fit with the 8-byte blank
-    marker, write only the blank marker and return 0 (a batch moves to the
-    next file whole). Malformed ``records`` raise ``ValueError``.
+    marker, write only the blank marker and return 0 (the records move to
+    the next file together). Malformed ``records``, or a number of queue
+    offsets that is not the number of records, raise ``ValueError``.
     """
-    for value, name in ((queue_offset, "queue_offset"), (physical_offset, "physical_offset"),
-                        (store_timestamp, "store_timestamp")):
+    for value, name in ((physical_offset, "physical_offset"), (store_timestamp, "store_timestamp")):
         _int(value, 64, name)
     view = _view(dst, writable=True)
     _check_span(view, position, limit)
@@ -324,11 +327,15 @@ def append_records(dst: Buffer, position: int, limit: int, records: Buffer, queu
             raise ValueError(f"record at byte {offset} of the input declares a bad size {size}")
         sizes.append((offset, size, sys_flag))
         offset += size
+    if len(queue_offsets) != len(sizes):
+        raise ValueError(f"{len(queue_offsets)} queue offsets for {len(sizes)} records")
+    for value in queue_offsets:
+        _int(value, 64, "queue offset")
     if len(source) + END_FILE_MIN_BLANK_LENGTH > limit - position:
         _write_blank(view, position, limit)
         return 0
-    for index, (start, _size, sys_flag) in enumerate(sizes):
-        _I64.pack_into(source, start + QUEUE_OFFSET_POSITION, _wrap64(queue_offset + index))
+    for (start, _size, sys_flag), queue_offset in zip(sizes, queue_offsets):
+        _I64.pack_into(source, start + QUEUE_OFFSET_POSITION, queue_offset)
         _I64.pack_into(source, start + PHYSICAL_OFFSET_POSITION, _wrap64(physical_offset + start))
         _I64.pack_into(source, start + store_timestamp_position(sys_flag), store_timestamp)
     view[position:position + len(source)] = source

@@ -1,10 +1,10 @@
 # cython: language_level=3
 """Byte layouts of the message store, compiled: the CommitLog record, the ConsumeQueue unit, the IndexFile.
 
-Same functions, results and errors as the pure-Python twin ``_store_py``
+Same functions, results and errors as the pure-Python twin ``_layout_py``
 (the specification; see it for the layouts and the Java sources they port).
 Buffers are taken once per call with ``PyObject_GetBuffer`` and every field
-access is bounds-checked through ``span_at`` from ``_store.pxd``.
+access is bounds-checked through ``span_at`` from ``_layout.pxd``.
 """
 import os
 
@@ -56,7 +56,7 @@ cdef bytes _SCHEDULE_TOPIC = b"SCHEDULE_TOPIC_XXXX"
 
 
 cdef class RecordInfo:
-    """What ``check_record`` learned about the record at a position (see ``_store_py.RecordInfo``)."""
+    """What ``check_record`` learned about the record at a position (see ``_layout_py.RecordInfo``)."""
 
     def __cinit__(self, Py_ssize_t size=-1):
         self.size = size
@@ -272,26 +272,19 @@ cdef inline int64_t _crc(const uint8_t* data, Py_ssize_t length) noexcept:
     return rmq_crc32(data, length) & 0x7FFFFFFF
 
 
-cdef int64_t body_crc(object body) except -1:
-    return _crc32_of(body) & 0x7FFFFFFF
-
-
 # --- hashes ----------------------------------------------------------------------------------------
 
 
 cpdef int32_t java_string_hash(str text):
     """Java's ``String.hashCode()`` over UTF-16 code units, signed 32-bit."""
-    cdef uint32_t h = 0
+    return <int32_t>java_hash_on(0, text)
+
+
+cdef uint32_t java_hash_on(uint32_t h, str text) noexcept:
     cdef Py_UCS4 ch
-    cdef uint32_t code
     for ch in text:
-        code = <uint32_t>ch
-        if code > 0xFFFF:
-            h = 31 * h + (0xD800 + ((code - 0x10000) >> 10))
-            h = 31 * h + (0xDC00 + ((code - 0x10000) & 0x3FF))
-        else:
-            h = 31 * h + code
-    return <int32_t>h
+        h = java_hash_char(h, ch)
+    return h
 
 
 def index_key_hash(str key):
@@ -300,10 +293,7 @@ def index_key_hash(str key):
 
 
 cdef int32_t index_slot_hash(str key) except? -1:
-    cdef int32_t h = java_string_hash(key)
-    if h == -2147483648:
-        return 0
-    return -h if h < 0 else h
+    return index_slot_of(java_string_hash(key))
 
 
 cpdef Py_ssize_t record_length(int32_t sys_flag, Py_ssize_t body_length, Py_ssize_t topic_length,
@@ -386,16 +376,13 @@ cdef Py_ssize_t _encode(uint8_t* p, const uint8_t* topic, Py_ssize_t topic_lengt
     return size
 
 
-def append_message(dst, Py_ssize_t position, Py_ssize_t limit, topic, body, properties, int32_t queue_id,
-                   int32_t flag, int64_t queue_offset, int64_t physical_offset, int32_t sys_flag,
-                   int64_t born_timestamp, born_host, int64_t store_timestamp, store_host, int32_t reconsume_times,
-                   int64_t prepared_transaction_offset, int32_t body_crc):
-    """Write one record at ``position``; return its length, or 0 after writing the blank end-of-file marker."""
-    cdef Py_buffer out
+def encode_record(topic, body, properties, int32_t queue_id, int32_t flag, int32_t sys_flag,
+                  int64_t born_timestamp, born_host, store_host, int32_t reconsume_times,
+                  int64_t prepared_transaction_offset):
+    """One message as a record, with its body CRC (see ``_layout_py.encode_record``)."""
     cdef ReadBytes parts[5]  # topic, body, properties, born host, store host
-    cdef Span span
     cdef Py_ssize_t size, taken = 0
-    cdef uint8_t* p
+    cdef bytearray out
     try:
         for value in (topic, body, properties, born_host, store_host):
             _read_bytes(value, &parts[taken])
@@ -405,32 +392,35 @@ def append_message(dst, Py_ssize_t position, Py_ssize_t limit, topic, body, prop
         if parts[2].length > MAX_PROPERTIES_LENGTH:
             raise ValueError(f"properties of {parts[2].length} bytes are longer than {MAX_PROPERTIES_LENGTH}")
         sys_flag = _host_flags(sys_flag, parts[3].length, parts[4].length)
-        _acquire(dst, &out, True)
-        try:
-            span = _span(&out)
-            _check_span(&span, position, limit)
-            size = record_length(sys_flag, parts[1].length, parts[0].length, parts[2].length)
-            if size + C_BLANK_LENGTH > limit - position:
-                _write_blank(&span, position, limit)
-                return 0
-            p = span_at(&span, position, size)
-            _encode(p, parts[0].data, parts[0].length, parts[1].data, parts[1].length, parts[2].data, parts[2].length,
-                    queue_id, flag, queue_offset, physical_offset, sys_flag, born_timestamp, parts[3].data,
-                    parts[3].length, store_timestamp, parts[4].data, parts[4].length, reconsume_times,
-                    prepared_transaction_offset, body_crc, size)
-            return size
-        finally:
-            PyBuffer_Release(&out)
+        size = record_length(sys_flag, parts[1].length, parts[0].length, parts[2].length)
+        out = PyByteArray_FromStringAndSize(NULL, size)
+        _encode(<uint8_t*>PyByteArray_AS_STRING(out), parts[0].data, parts[0].length, parts[1].data, parts[1].length,
+                parts[2].data, parts[2].length, queue_id, flag, 0, 0, sys_flag, born_timestamp, parts[3].data,
+                parts[3].length, 0, parts[4].data, parts[4].length, reconsume_times, prepared_transaction_offset,
+                <int32_t>_crc(parts[1].data, parts[1].length), size)
+        return out
     finally:
         while taken > 0:
             taken -= 1
             _release_bytes(&parts[taken])
 
 
+def set_queue_id(bytearray records, int32_t queue_id):
+    """Write ``queue_id`` into every record of ``records`` (encoded before a random queue was drawn)."""
+    cdef Py_ssize_t position = 0, length = len(records), size
+    cdef uint8_t* data = <uint8_t*>PyByteArray_AS_STRING(records)
+    while position + 16 <= length:
+        store_i32(data + position + 12, queue_id)
+        size = load_i32(data + position)
+        if size <= 0:
+            raise ValueError(f"record at byte {position} declares a bad size {size}")
+        position += size
+
+
 def encode_batch(batch_body, const uint8_t[::1] topic, int32_t queue_id, int32_t sys_flag, int64_t born_timestamp,
                  const uint8_t[::1] born_host, int64_t store_timestamp, const uint8_t[::1] store_host,
                  int32_t reconsume_times, const uint8_t[::1] batch_properties):
-    """Records for the messages of a SEND_BATCH_MESSAGE body and their count (see ``_store_py.encode_batch``)."""
+    """Records for the messages of a SEND_BATCH_MESSAGE body and their count (see ``_layout_py.encode_batch``)."""
     cdef Py_buffer source
     cdef Span span
     cdef Py_ssize_t position = 0, body_length, properties_length, total, size, used = 0, count = 0, capacity
@@ -501,15 +491,21 @@ def encode_batch(batch_body, const uint8_t[::1] topic, int32_t queue_id, int32_t
         PyBuffer_Release(&source)
 
 
-def append_records(dst, Py_ssize_t position, Py_ssize_t limit, records, int64_t queue_offset,
-                   int64_t physical_offset, int64_t store_timestamp):
+def append_records(dst, Py_ssize_t position, Py_ssize_t limit, records, queue_offsets, int64_t physical_offset,
+                   int64_t store_timestamp):
     """Copy encoded records to ``position`` and patch their offsets; the count written, or 0 at end of file."""
+    return copy_records(dst, position, limit, records, queue_offsets, physical_offset, store_timestamp)
+
+
+cdef Py_ssize_t copy_records(object dst, Py_ssize_t position, Py_ssize_t limit, object records, object queue_offsets,
+                             int64_t physical_offset, int64_t store_timestamp) except -1:
     cdef Py_buffer out, source
     cdef Span span, input_span
     cdef Py_ssize_t offset = 0, size, count = 0
     cdef const uint8_t* head
     cdef uint8_t* p
     cdef int32_t sys_flag
+    cdef int64_t queue_offset
     _acquire(dst, &out, True)
     try:
         span = _span(&out)
@@ -526,6 +522,11 @@ def append_records(dst, Py_ssize_t position, Py_ssize_t limit, records, int64_t 
                 if size < store_timestamp_position(sys_flag) + 8 or size > input_span.length - offset:
                     raise ValueError(f"record at byte {offset} of the input declares a bad size {size}")
                 offset += size
+                count += 1
+            if len(queue_offsets) != count:
+                raise ValueError(f"{len(queue_offsets)} queue offsets for {count} records")
+            for value in queue_offsets:
+                queue_offset = value  # the twin's OverflowError for an offset out of range, before any write
             if input_span.length + C_BLANK_LENGTH > limit - position:
                 _write_blank(&span, position, limit)
                 return 0
@@ -534,14 +535,13 @@ def append_records(dst, Py_ssize_t position, Py_ssize_t limit, records, int64_t 
                 return 0
             memcpy(p, input_span.data, <size_t>input_span.length)
             offset = 0
-            while offset < input_span.length:
-                size = load_i32(p + offset)
+            for value in queue_offsets:
                 sys_flag = load_i32(p + offset + C_SYSFLAG_AT)
-                store_i64(p + offset + C_QUEUE_OFFSET_AT, <int64_t>(<uint64_t>queue_offset + <uint64_t>count))
+                queue_offset = value
+                store_i64(p + offset + C_QUEUE_OFFSET_AT, queue_offset)
                 store_i64(p + offset + C_PHYSICAL_OFFSET_AT, <int64_t>(<uint64_t>physical_offset + <uint64_t>offset))
                 store_i64(p + offset + store_timestamp_position(sys_flag), store_timestamp)
-                offset += size
-                count += 1
+                offset += load_i32(p + offset)
             return count
         finally:
             PyBuffer_Release(&source)
@@ -924,6 +924,22 @@ def index_header(buffer):
                 _index_count(p))
     finally:
         PyBuffer_Release(&view)
+
+
+cdef int index_ends(object buffer, int64_t* end_phy_offset, int32_t* index_count) except -1:
+    """The header's ``endPhyOffset`` and ``indexCount`` (as ``index_header`` reads them), without a tuple."""
+    cdef Py_buffer view
+    cdef const uint8_t* p
+    _acquire(buffer, &view, False)
+    try:
+        if view.len < C_INDEX_HEADER:
+            raise ValueError("an index header needs 40 bytes")
+        p = <const uint8_t*>view.buf
+        end_phy_offset[0] = load_i64(p + 24)
+        index_count[0] = _index_count(p)
+    finally:
+        PyBuffer_Release(&view)
+    return 0
 
 
 def index_start(dst, int64_t end_phy_offset, int64_t end_timestamp):

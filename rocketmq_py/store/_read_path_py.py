@@ -1,0 +1,72 @@
+"""The store's read path in pure Python: the twin of ``_read_path.pyx`` and its specification.
+
+``collect`` walks a pull's ConsumeQueue units and gathers the records that pass the filter, within Java's
+transfer limits (Java's DefaultMessageStore.getMessage loop).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rocketmq_py.store.results import GetMessageStatus
+
+if TYPE_CHECKING:
+    from rocketmq_py.store.consume_queue import UnitWindow
+    from rocketmq_py.store.reads import MessageFilter, StoreReads
+    from rocketmq_py.store.results import GetMessageResult
+
+IMPLEMENTATION = "python"
+
+
+def collect(reads: StoreReads, result: GetMessageResult, units: UnitWindow, offset: int,
+            max_msg_nums: int, message_filter: MessageFilter | None, memory: int) -> None:
+    """Fill ``result`` with the records of ``units`` (read from queue offset ``offset``) that pass
+    ``message_filter``, until ``max_msg_nums`` or the transfer limits; ``memory`` is the byte distance
+    behind the CommitLog's end past which data is taken to be on disk (the smaller limits apply).
+    The records go into ``result.body`` back to back."""
+    result.status = GetMessageStatus.NO_MATCHED_MESSAGE
+    commit_log = reads.commit_log
+    config = reads.config
+    max_physical = commit_log.max_offset
+    next_file_start = None
+    last_physical = 0
+    total_size = 0
+    read = 0
+    records: list[bytes] = []
+    # A filter that passes everything (a subscription to "*") is not asked about each message.
+    check_tags = message_filter is not None and message_filter.checks_tags
+    check_records = message_filter is not None and message_filter.checks_records
+    for physical, size, tags_code in units:
+        last_physical = physical
+        if next_file_start is not None and physical < next_file_start:
+            read += 1
+            continue
+        count = len(records)
+        if count:
+            if max_msg_nums <= count:
+                break
+            if max_physical - physical > memory:
+                if (total_size + size > config.max_transfer_bytes_on_message_in_disk
+                        or count > config.max_transfer_count_on_message_in_disk - 1):
+                    break
+            elif (total_size + size > config.max_transfer_bytes_on_message_in_memory
+                  or count > config.max_transfer_count_on_message_in_memory - 1):
+                break
+        read += 1
+        if check_tags and not message_filter.is_matched_by_consume_queue(tags_code):  # type: ignore[union-attr]
+            continue
+        record = commit_log.get_message(physical, size)
+        if record is None:
+            if not records:
+                result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+            next_file_start = commit_log.roll_next_file(physical)
+            continue
+        if check_records and not message_filter.is_matched_by_commit_log(record):  # type: ignore[union-attr]
+            continue
+        records.append(record)
+        result.queue_offsets.append(offset + read - 1)
+        total_size += size
+        result.status = GetMessageStatus.FOUND
+        next_file_start = None
+    result.body = b"".join(records)
+    result.next_begin_offset = offset + read
+    result.suggest_pulling_from_slave = max_physical - last_physical > memory
