@@ -88,8 +88,11 @@ async def test_a_send_that_waited_too_long_gets_system_busy_and_is_not_stored(tm
 
 async def test_page_cache_busy_refuses_sends_as_java_does(tmp_path, client):
     """As Java: the sweep answers queued sends [PCBUSY_CLEAN_QUEUE] (SYSTEM_BUSY); a send that reaches the store
-    meanwhile is refused by the store's own check, [PC_SYNCHRONIZED] with SYSTEM_ERROR."""
-    async with lone_broker(tmp_path) as broker:
+    meanwhile is refused by the store's own check, [PC_SYNCHRONIZED] with SYSTEM_ERROR.
+
+    The queue's wait limit is out of reach: at the default 200 ms the sweep refused the queued sends
+    ([TIMEOUT_CLEAN_QUEUE]) on a loaded machine before the test saw them queued."""
+    async with lone_broker(tmp_path, wait_time_mills_in_send_queue=600_000) as broker:
         addr = broker.broker_addr
         gate = gate_the_store(broker)
         sends = [asyncio.ensure_future(client.invoke(addr, send_request(TOPIC), 60_000))
