@@ -26,9 +26,11 @@ bash ci/setup.sh
 
 stage "started in the background: the manylinux wheel of each supported Python and its hermetic suite"
 wheel_log=$(mktemp)
-bash ci/wheel.sh >"$wheel_log" 2>&1 &
+# In a process group of its own (setsid), so that a run that fails early stops the wheel's test suites too:
+# killing only the script left its pytest processes running after the run had ended.
+setsid bash ci/wheel.sh >"$wheel_log" 2>&1 &
 wheel_pid=$!
-trap 'kill "$wheel_pid" 2>/dev/null || true' EXIT
+trap 'kill -- -"$wheel_pid" 2>/dev/null || true' EXIT
 
 run_pytest() {
   local label=$1; shift
