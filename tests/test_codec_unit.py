@@ -15,7 +15,7 @@ import zlib
 import pytest
 
 from conftest import EXTENSIONS_REQUIRED, COMPILED, COMPILED_IMPORT_ERROR, xfail_if_twin_pending
-from conftest_child import child_cwd
+from support.child import child_cwd
 from rocketmq_py import codec as selected_codec
 from rocketmq_py._codec_types import JsonObjectKey, RemotingCommand
 from rocketmq_py.errors import CodecError, FrameTooLargeError
