@@ -8,12 +8,13 @@ The process wrappers (PythonNameServer, PythonBroker) live in harness/py_servers
 from __future__ import annotations
 
 import base64
-import socket
 import threading
 import time
 from collections import Counter
 
 from harness import mqadmin, run_peer, unique_name, wire
+
+from rocketmq_py.common.codes import RequestCode
 
 
 def bodies(lines: list[dict]) -> list[bytes]:
@@ -117,8 +118,11 @@ def _wait_for_consumers(broker_addr: str, group: str, count: int, timeout_s: flo
 
 
 def test_our_broker_answers_on_the_vip_channel(py_broker):
-    with socket.create_connection(("127.0.0.1", py_broker.port - 2), timeout=2):
-        pass
+    # Java's clients send on listenPort - 2 by default (sendMessageWithVIPChannel): the same broker answers there.
+    header, body = wire.request(f"127.0.0.1:{py_broker.port - 2}", RequestCode.GET_BROKER_CONFIG)
+    assert header["code"] == 0, header
+    config = dict(line.split("=", 1) for line in body.decode().splitlines() if "=" in line)
+    assert (config["brokerName"], config["listenPort"]) == (py_broker.broker_name, str(py_broker.port))
 
 
 def test_java_orderly_consumer_locks_queues_and_sees_each_key_in_order(py_namesrv, py_broker):

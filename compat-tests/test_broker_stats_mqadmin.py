@@ -43,6 +43,8 @@ class Side:
         self.broker = broker
         self.metrics_port = metrics_port
         self.metrics_after_produce: str = ""
+        #: TOPIC_PUT_NUMS's minute window (VIEW_BROKER_STATS_DATA) and /metrics as read from that same window.
+        self.put_window_and_metrics: tuple[dict, str] = ({}, "")
         self.received = 0
         self._lock = threading.Lock()
         self.consumer: PushConsumer | None = None
@@ -72,11 +74,25 @@ class Side:
             total += max(int((header.get("extFields") or {}).get("offset", "0")), 0)
         return total
 
-    def minute_sum(self, stats_name: str, key: str) -> int:
+    def minute_window(self, stats_name: str, key: str) -> dict | None:
         header, body = wire.request(self.broker, 315, {"statsName": stats_name, "statsKey": key})
         if header["code"] != 0 or not body:
-            return -1
-        return int(codec.json_loads(body)["statsMinute"]["sum"])
+            return None
+        return codec.json_loads(body)["statsMinute"]
+
+    def minute_sum(self, stats_name: str, key: str) -> int:
+        window = self.minute_window(stats_name, key)
+        return int(window["sum"]) if window else -1
+
+    def scrape_with_put_window(self) -> tuple[dict, str]:
+        """/metrics and the TOPIC_PUT_NUMS minute window it read: the same window answered before and after the
+        scrape, so the sampler (every 10 s) took no sample in between."""
+        for _ in range(5):
+            window = self.minute_window("TOPIC_PUT_NUMS", TOPIC)
+            scraped = self.scrape()
+            if window is not None and self.minute_window("TOPIC_PUT_NUMS", TOPIC) == window:
+                return window, scraped
+        raise AssertionError("the stats sampler took a sample during each of 5 scrapes")
 
     def scrape(self, path: str = "/metrics") -> str:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}{path}", timeout=30) as answer:
@@ -126,6 +142,9 @@ def sides(java_namesrv, java_broker, tmp_path_factory):
             _wait(f"{side.label}: the stats sampler counted the traffic",
                   lambda: side.minute_sum("TOPIC_PUT_NUMS", TOPIC) == COUNT
                   and side.minute_sum("GROUP_GET_NUMS", f"{TOPIC}@{GROUP}") == COUNT)
+            if side.metrics_port:
+                # At once, while the minute window holds the traffic (it keeps a sample for a minute).
+                side.put_window_and_metrics = side.scrape_with_put_window()
         yield ours, java
     finally:
         for side in (ours, java):
@@ -253,7 +272,19 @@ def test_metrics_port_follows_the_produce_and_consume_run(sides):
     assert _metric(after, "rocketmq_consumer_offset", group=GROUP, **topic) == COUNT
     assert _metric(after, "rocketmq_group_diff", group=GROUP, topic=TOPIC, countOfOnlineConsumers="1") == 0
     assert _metric(after, "rocketmq_group_count", group=GROUP) == 1
-    # Rates cover the last minute only (as the exporter's), so by now they may be back to 0; they must be there.
-    assert _metric(after, "rocketmq_producer_tps", **topic) >= 0
     with urllib.request.urlopen(f"http://127.0.0.1:{ours.metrics_port}/health", timeout=30) as answer:
         assert answer.status == 200 and b'"registered": true' in answer.read()
+
+
+def test_metrics_rates_are_the_traffic_over_the_minute_window(sides):
+    ours, _ = sides
+    topic = {"broker": "pystats", "topic": TOPIC}
+    window, scraped = ours.put_window_and_metrics
+    # The exporter's message rate is the window that holds exactly this test's messages ...
+    assert window["sum"] == COUNT
+    tps = _metric(scraped, "rocketmq_producer_tps", **topic)
+    assert tps == pytest.approx(window["tps"]) and tps > 0
+    # ... and its byte rate, over the same window, is that many messages' bytes: byte rate / message rate is the
+    # traffic's bytes per message, whatever the window's length.
+    bytes_per_message = _metric(scraped, "rocketmq_topic_put_bytes_total", **topic) / COUNT
+    assert _metric(scraped, "rocketmq_producer_message_size", **topic) / tps == pytest.approx(bytes_per_message)

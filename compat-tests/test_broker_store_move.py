@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 
 from harness import JavaBroker, mqadmin, run_peer, unique_name, wire
-from harness.py_servers import STORE_SIZES, PythonBroker
+from harness.py_servers import PythonBroker
 
 QUERY_CONSUMER_OFFSET = 14
 QUEUES = 4
@@ -55,8 +55,7 @@ def test_java_broker_serves_a_store_our_broker_wrote(py_namesrv, java_build, tmp
         assert ours.stop() == 0
     java = JavaBroker(py_namesrv.addr, build=java_build, workdir=tmp_path / "java", port=ours.port,
                       broker_name=ours.broker_name, extra_config={"storePathRootDir": ours.store_dir,
-                                                                  "storePathCommitLog": ours.store_dir / "commitlog",
-                                                                  **STORE_SIZES})
+                                                                  "storePathCommitLog": ours.store_dir / "commitlog"})
     java.start()
     try:
         assert _offsets(java.addr, group, topic) == offsets, "consumerOffset.json moved along"

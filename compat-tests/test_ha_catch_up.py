@@ -13,12 +13,12 @@ from harness import run_peer
 from harness.ha import (
     COMMIT_LOG_FILE_SIZE,
     SLAVE,
-    PyBroker,
     commit_log_range,
     create_topic,
     wait_for_route,
     wait_replicated,
 )
+from harness.py_servers import PythonBroker
 
 MB = 1024 * 1024
 BODY = 4096
@@ -35,7 +35,7 @@ def _write(namesrv: str, topic: str, megabytes: int) -> None:
 def _start(kind: str, start_broker, namesrv, workdir, broker_name: str, config: dict):
     if kind == "java":
         return start_broker(broker_name=broker_name, **config)
-    return PyBroker(namesrv.addr, workdir, broker_name, **config).start()
+    return PythonBroker(namesrv.addr, workdir, broker_name, **config).start()
 
 
 def _digest(store_dir, start: int, end: int) -> str:

@@ -21,12 +21,12 @@ import pytest
 from harness.ha import (
     SLAVE,
     JavaPushConsumer,
-    PyBroker,
     create_topic,
     wait_for_route,
     wait_replicated,
     wait_topic_synced,
 )
+from harness.py_servers import PythonBroker
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
 from rocketmq_py.client.producer import Producer
@@ -47,8 +47,8 @@ def _wait_for(condition, what, timeout_s: float = 240.0) -> None:
 def test_consumers_fail_over_to_the_slave_and_back_without_losing_acked_messages(java_namesrv, tmp_path):
     broker_name = f"ha-failover-{uuid.uuid4().hex[:6]}"
     namesrv = java_namesrv.addr
-    master = PyBroker(namesrv, tmp_path / "master", broker_name).start()
-    slave = PyBroker(namesrv, tmp_path / "slave", broker_name, **SLAVE).start()
+    master = PythonBroker(namesrv, tmp_path / "master", broker_name).start()
+    slave = PythonBroker(namesrv, tmp_path / "slave", broker_name, **SLAVE).start()
     topic, group = f"HaFailover_{uuid.uuid4().hex[:8]}", f"HaFailoverGroup_{uuid.uuid4().hex[:6]}"
     create_topic(master.addr, topic, 4)
     wait_for_route(namesrv, topic)

@@ -14,7 +14,8 @@ import uuid
 
 import pytest
 from harness import mqadmin, run_peer, wire
-from harness.ha import SLAVE, PyBroker, commit_log_range, create_topic, wait_for_route, wait_replicated
+from harness.ha import SLAVE, commit_log_range, create_topic, wait_for_route, wait_replicated
+from harness.py_servers import PythonBroker
 
 MESSAGES = 10_000
 GET_ALL_TOPIC_CONFIG = 21
@@ -24,7 +25,7 @@ def _start(kind: str, start_broker, namesrv, tmp_path, broker_name: str, role_co
     if kind == "java":
         return start_broker(broker_name=broker_name, **role_config)
     workdir = tmp_path / f"py-{role_config.get('brokerRole', 'master').lower()}"
-    return PyBroker(namesrv.addr, workdir, broker_name, **role_config).start()
+    return PythonBroker(namesrv.addr, workdir, broker_name, **role_config).start()
 
 
 def _wait_for_topic(addr: str, topic: str, timeout_s: float = 60.0) -> None:

@@ -31,7 +31,6 @@ import pytest
 from harness import backend
 from harness.ha import (
     JavaPushConsumer,
-    PyBroker,
     commit_log_range,
     committed_offset,
     create_topic,
@@ -42,6 +41,7 @@ from harness.ha import (
     wait_replicated,
     wait_topic_synced,
 )
+from harness.py_servers import PythonBroker
 
 from rocketmq_py.client.consumer import ConsumeConcurrentlyStatus, PushConsumer
 from rocketmq_py.client.producer import Producer
@@ -99,7 +99,7 @@ def _start_pair_brokers(pairs: list[Pair], namesrv, java_build, tmp_path) -> Non
                                     startup_timeout=STARTUP_TIMEOUT_S)
             pair.slave.start()
         else:
-            pair.slave = PyBroker(namesrv.addr, tmp_path / f"{pair.name}-slave", pair.name, cluster=CLUSTER, **keys)
+            pair.slave = PythonBroker(namesrv.addr, tmp_path / f"{pair.name}-slave", pair.name, cluster=CLUSTER, **keys)
             pair.slave.start(timeout_s=STARTUP_TIMEOUT_S)
 
     jobs = [(start_master, pair) for pair in pairs] + [(start_slave, pair) for pair in pairs]

@@ -11,7 +11,8 @@ import time
 import uuid
 
 import pytest
-from harness.ha import SLAVE, PyBroker, create_topic, pause, physical_offset, readable_at, send_raw
+from harness.ha import SLAVE, create_topic, pause, physical_offset, readable_at, send_raw
+from harness.py_servers import PythonBroker
 
 SUCCESS, SLAVE_NOT_AVAILABLE, FLUSH_SLAVE_TIMEOUT = 0, 11, 12
 SYNC_MASTER = {"brokerRole": "SYNC_MASTER", "slaveTimeout": 3000}
@@ -20,7 +21,7 @@ SYNC_MASTER = {"brokerRole": "SYNC_MASTER", "slaveTimeout": 3000}
 def _start(kind: str, start_broker, namesrv, workdir, broker_name: str, config: dict):
     if kind == "java":
         return start_broker(broker_name=broker_name, **config)
-    return PyBroker(namesrv.addr, workdir, broker_name, **config).start()
+    return PythonBroker(namesrv.addr, workdir, broker_name, **config).start()
 
 
 @pytest.mark.parametrize("kind", ["java", "py"])

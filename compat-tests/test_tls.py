@@ -14,17 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from harness import backend, run_peer, unique_name, wire
 from harness.peers import CLIENT_JVM_OPTS
-from harness.processes import JavaBroker, JavaNameServer, free_broker_port, free_port, write_properties
+from harness.processes import JavaBroker, JavaNameServer, free_broker_port, free_port
+from harness.py_servers import OurServer
 
 from rocketmq_py.client.producer import AsyncProducer, SendStatus
 from rocketmq_py.common.message import Message
@@ -32,7 +28,6 @@ from rocketmq_py.errors import RocketMQError
 from rocketmq_py.remoting import RemotingServer, RemotingServerConfig, TlsConfig, TlsMode, create_response
 from rocketmq_py.remoting.tls import generate_self_signed_certificate
 
-ROOT = Path(__file__).resolve().parent.parent
 CONSUME_TIMEOUT_MS = 60000
 #: A Java client with TLS: ``tls.enable`` makes ClientConfig.useTLS true; test mode (Java's default) trusts any server.
 JAVA_TLS_CLIENT = [*CLIENT_JVM_OPTS, "-Dtls.enable=true"]
@@ -203,46 +198,6 @@ async def test_java_tls_client_calls_our_enforcing_server(tls_echo_server, seria
 # --- our servers, Java clients ---------------------------------------------------------------------------
 
 
-class _OurProcess:
-    """``python -m rocketmq_py namesrv|broker -c FILE`` with Java's tls.* settings in its environment."""
-
-    def __init__(self, kind: str, workdir: Path, config: dict, tls_env: dict) -> None:
-        self.kind, self.workdir, self.config, self.tls_env = kind, workdir, config, tls_env
-        self.proc: subprocess.Popen | None = None
-        self.log_path = workdir / f"{kind}.log"
-
-    def start(self, ready, timeout_s: float = 60.0) -> None:
-        conf = self.workdir / f"{self.kind}.conf"
-        write_properties(conf, self.config)
-        env = {**os.environ, "PYTHONPATH": str(ROOT), **self.tls_env}
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", self.kind, "-c", str(conf)],
-                                         stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"our {self.kind} exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if ready():
-                    return
-            except (OSError, RuntimeError, ValueError):
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"our {self.kind} was not ready in {timeout_s} s: {self.log_path.read_text()[-3000:]}")
-
-    def stop(self) -> int | None:
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
-
-
 @pytest.fixture(scope="module")
 def our_tls_cluster(server_cert, tmp_path_factory):
     cert, key = server_cert
@@ -251,18 +206,19 @@ def our_tls_cluster(server_cert, tmp_path_factory):
                "tls.enable": "true", "tls.config.file": str(root / "no-tls.properties")}
     ns_port, broker_port = free_port(), free_broker_port()
     ns_addr, broker_addr = f"127.0.0.1:{ns_port}", f"127.0.0.1:{broker_port}"
-    namesrv = _OurProcess("namesrv", root, {"listenPort": ns_port, "kvConfigPath": root / "kv.json"}, tls_env)
+    namesrv, broker = OurServer("namesrv", root, env=tls_env), OurServer("broker", root, env=tls_env)
     store = root / "store"
-    broker = _OurProcess("broker", root, {
+    broker_config = {
         "brokerName": "pybroker-tls", "namesrvAddr": ns_addr, "listenPort": broker_port,
         "brokerIP1": "127.0.0.1", "brokerIP2": "127.0.0.1", "storePathRootDir": store,
         "storePathCommitLog": store / "commitlog", "autoCreateTopicEnable": True,
         "mappedFileSizeCommitLog": 64 * 1024 * 1024, "mappedFileSizeConsumeQueue": 30000 * 20,
-    }, tls_env)
-    namesrv.start(lambda: wire.cluster_info(ns_addr, timeout=1.0, tls=True) is not None)
+    }
+    namesrv.launch({"listenPort": ns_port, "kvConfigPath": root / "kv.json"},
+                   lambda: wire.cluster_info(ns_addr, timeout=1.0, tls=True) is not None)
     try:
-        broker.start(lambda: broker_addr.encode() in wire.cluster_info(ns_addr, timeout=1.0, tls=True)
-                     and wire.broker_runtime_info_ready(broker_addr, timeout=1.0, tls=True))
+        broker.launch(broker_config, lambda: broker_addr.encode() in wire.cluster_info(ns_addr, timeout=1.0, tls=True)
+                      and wire.broker_runtime_info_ready(broker_addr, timeout=1.0, tls=True))
     except BaseException:
         namesrv.stop()
         raise

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest_cluster import ThreadedCluster
+from support.cluster import ThreadedCluster
 
 from rocketmq_py.admin.cli import jsonable
 from rocketmq_py.admin.cli.java_text import (

@@ -7,7 +7,7 @@ import inspect
 import time
 
 import pytest
-from conftest_cluster import LoopbackCluster, wait_until
+from support.cluster import LoopbackCluster, wait_until
 
 from rocketmq_py import (
     Admin,

@@ -8,8 +8,8 @@ import subprocess
 import sys
 import time
 
-from conftest_child import child_env
-from conftest_servers import free_broker_port
+from support.child import child_env
+from support.servers import free_broker_port
 
 from rocketmq_py.cli import main
 

@@ -3,7 +3,7 @@ subscribed now and the delay service's progress decide which CommitLog files the
 85 % disk use. The disk usage is injected; the clean service's thread is stopped so each round runs here."""
 from __future__ import annotations
 
-from conftest_broker import BrokerEnv, heartbeat
+from support.broker import BrokerEnv, heartbeat
 
 from rocketmq_py.broker.consumed import DELAY_SERVICE_GROUP
 from rocketmq_py.common.codes import RequestCode, ResponseCode

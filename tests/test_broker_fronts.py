@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from conftest_broker import BrokerEnv, heartbeat
+from support.broker import BrokerEnv, heartbeat
 
 from rocketmq_py import codec
 from rocketmq_py.common.codes import RequestCode, ResponseCode

@@ -13,8 +13,8 @@ from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.remoting import RemotingClient, create_request
 from rocketmq_py.store.commit_log import now_ms
 
-from conftest_cluster import wait_until
-from conftest_lanes import heartbeat_body, lone_broker, send_request
+from support.cluster import wait_until
+from support.lanes import heartbeat_body, lone_broker, send_request
 
 TOPIC = "LaneTopic"
 

@@ -16,7 +16,7 @@ from rocketmq_py.common.headers.pull import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTIO
 from rocketmq_py.common.route import ClusterInfo, TopicRouteData
 from rocketmq_py.remoting import RemotingClient, create_request, create_response
 
-from conftest_broker import BrokerEnv, heartbeat
+from support.broker import BrokerEnv, heartbeat
 
 
 @asynccontextmanager

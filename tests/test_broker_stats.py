@@ -18,7 +18,7 @@ from rocketmq_py.common.stats import StatsItem
 from rocketmq_py.namesrv import NamesrvConfig, NamesrvController
 from rocketmq_py.remoting import RemotingCommand, RequestContext, create_response
 
-from conftest_broker import BrokerEnv, heartbeat
+from support.broker import BrokerEnv, heartbeat
 
 
 def test_stats_item_minute_window_counts_from_its_first_sample():

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import re
 
-from conftest_cluster import LoopbackCluster
+from support.cluster import LoopbackCluster
 
 from rocketmq_py import AsyncProducer, Message, RocketMQError
 from rocketmq_py.client import failure_log

@@ -7,7 +7,7 @@ import asyncio
 import threading
 
 import pytest
-from conftest_cluster import LoopbackCluster, wait_until
+from support.cluster import LoopbackCluster, wait_until
 
 from rocketmq_py import (
     AsyncLitePullConsumer,

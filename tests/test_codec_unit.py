@@ -15,7 +15,7 @@ import zlib
 import pytest
 
 from conftest import EXTENSIONS_REQUIRED, COMPILED, COMPILED_IMPORT_ERROR, xfail_if_twin_pending
-from conftest_child import child_cwd
+from support.child import child_cwd
 from rocketmq_py import codec as selected_codec
 from rocketmq_py._codec_types import JsonObjectKey, RemotingCommand
 from rocketmq_py.errors import CodecError, FrameTooLargeError
@@ -53,11 +53,8 @@ def test_no_extensions_select_the_twin():
     assert result.stdout.strip() == "python"
 
 
-def test_this_process_uses_the_implementation_its_environment_asks_for():
-    if os.environ.get("ROCKETMQ_PY_NO_EXTENSIONS") == "1":
-        assert selected_codec.IMPLEMENTATION == "python"
-    elif EXTENSIONS_REQUIRED:
-        assert selected_codec.IMPLEMENTATION == "cython"
+def test_this_process_uses_the_implementation_its_environment_asks_for(expected_implementation):
+    assert selected_codec.IMPLEMENTATION == expected_implementation("rocketmq_py._codec")
 
 
 def test_both_modules_offer_every_name_codec_selects(codec_impl):

@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest_cluster import LoopbackCluster
+from support.cluster import LoopbackCluster
 
 from rocketmq_py import AsyncLitePullConsumer, ConsumeFromWhere, InvalidArgumentError, LitePullConsumer, MessageQueue
 

@@ -26,7 +26,7 @@ from rocketmq_py.common.heartbeat import HeartbeatData
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.remoting.command import create_request
 
-from conftest_consumer_broker import BROKER, GROUP, HOLD_S, RETRY, FakeBroker, committed, push, until
+from support.consumer_broker import BROKER, GROUP, HOLD_S, RETRY, FakeBroker, committed, push, until
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from rocketmq_py.spark.client import PullAnswer, Session
 from rocketmq_py.spark.options import ClientSettings
 from rocketmq_py.spark.planning import DataLossError, QueueRange
 
-from conftest_consumer_broker import BROKER, GROUP, FakeBroker, committed, push, until
+from support.consumer_broker import BROKER, GROUP, FakeBroker, committed, push, until
 
 MESSAGES = [b"m%d" % index for index in range(5)]
 #: (remark, how far past the pull's offset the answer's nextBeginOffset lies, whether the messages before it may

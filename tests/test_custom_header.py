@@ -17,7 +17,7 @@ from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
 from rocketmq_py.remoting import RemotingClient
 from rocketmq_py.remoting.command import create_request
 
-from conftest_headers import HEADER_CLASSES, ext_fields_of, outcome
+from support.headers import HEADER_CLASSES, ext_fields_of, outcome
 
 SETTINGS = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 

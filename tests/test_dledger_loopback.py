@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from conftest_dledger import DLedgerGroup, append_all
+from support.dledger import DLedgerGroup, append_all
 from rocketmq_py.dledger import DLedgerError, ResponseCode, Role
 
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest_dledger import DLedgerGroup
+from support.dledger import DLedgerGroup
 from rocketmq_py.dledger import ResponseCode
 from rocketmq_py.dledger.codes import PushType, RequestCode, VoteResult
 from rocketmq_py.dledger.entry import DLedgerEntry

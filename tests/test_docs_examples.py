@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest_cluster import LoopbackCluster
+from support.cluster import LoopbackCluster
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

@@ -17,7 +17,7 @@ import time
 import uuid
 
 import pytest
-from conftest_servers import Servers, TracebackWatcher, call, pull_fields, send_and_consume, send_fields
+from support.servers import Servers, TracebackWatcher, call, pull_fields, send_and_consume, send_fields
 
 from rocketmq_py import codec
 from rocketmq_py.common.codes import RequestCode

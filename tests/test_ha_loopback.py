@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest_ha import COMMIT_LOG_FILE_SIZE, HAPair, codec_request, commit_log_bytes, until
+from support.ha import COMMIT_LOG_FILE_SIZE, HAPair, codec_request, commit_log_bytes, until
 
 from rocketmq_py import codec
 from rocketmq_py.common.codes import RequestCode, ResponseCode

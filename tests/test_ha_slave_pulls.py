@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest_ha import HAPair, codec_request
+from support.ha import HAPair, codec_request
 
 from rocketmq_py import codec
 from rocketmq_py.broker import BrokerController

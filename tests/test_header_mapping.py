@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest_headers import HEADER_CLASSES, ext_block_entries, ext_fields_of, outcome, rocketmq_header
+from support.headers import HEADER_CLASSES, ext_block_entries, ext_fields_of, outcome, rocketmq_header
 from rocketmq_py.common.headers.base import CommandHeader, MissingHeaderFieldError
 from rocketmq_py.common.headers.send import SendMessageRequestHeaderV2
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest_child import child_env
+from support.child import child_env
 
 from rocketmq_py import codec
 from rocketmq_py.cli import build_parser

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from conftest_fake_cluster import FakeCluster
+from support.fake_cluster import FakeCluster
 
 from rocketmq_py import codec
 from rocketmq_py.client.producer import Producer, SendStatus

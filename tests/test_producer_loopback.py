@@ -6,7 +6,7 @@ import asyncio
 import zlib
 
 import pytest
-from conftest_fake_cluster import FakeCluster
+from support.fake_cluster import FakeCluster
 
 from rocketmq_py import codec
 from rocketmq_py.client.producer import AsyncProducer, SendStatus

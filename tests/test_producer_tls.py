@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest_broker import BrokerEnv
-from conftest_tls import make_key_pair
+from support.broker import BrokerEnv
+from support.tls import make_key_pair
 
 from rocketmq_py import codec
 from rocketmq_py.client.producer import AsyncProducer, Producer, SendStatus

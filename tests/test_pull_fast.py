@@ -16,8 +16,8 @@ from rocketmq_py.common.headers.pull import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTIO
 from rocketmq_py.remoting import RequestContext, create_request
 from rocketmq_py.store import MessageStoreConfig
 
-from conftest_pull_fast import TOPICS, filling_sends, mixed_pulls, run_pulls
-from conftest_send_fast import store_files
+from support.pull_fast import TOPICS, filling_sends, mixed_pulls, run_pulls
+from support.send_fast import store_files
 
 
 @pytest.mark.parametrize("seed", [1, 2])

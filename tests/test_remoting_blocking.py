@@ -7,7 +7,7 @@ import threading
 from typing import Iterator
 
 import pytest
-from conftest_remoting import ECHO, GATED, ServerState, build_processors
+from support.remoting import ECHO, GATED, ServerState, build_processors
 
 from rocketmq_py.errors import RemotingTimeoutError
 from rocketmq_py.remoting import (

@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from conftest_cluster import wait_until
-from conftest_remoting import CALL_BACK, CLIENT_CHECK, ECHO, ServerState, build_processors
-from conftest_tls import KeyPair, make_key_pair
+from support.cluster import wait_until
+from support.remoting import CALL_BACK, CLIENT_CHECK, ECHO, ServerState, build_processors
+from support.tls import KeyPair, make_key_pair
 
 from rocketmq_py import codec
 from rocketmq_py.errors import RemotingError

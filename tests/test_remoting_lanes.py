@@ -13,8 +13,8 @@ from rocketmq_py.remoting import Lane, RemotingClient, RemotingServer, RequestCo
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode, create_response
 from rocketmq_py.remoting.lanes import OVERLOAD_REMARK
 
-from conftest_cluster import wait_until
-from conftest_remoting import ECHO, ServerState, build_processors
+from support.cluster import wait_until
+from support.remoting import ECHO, ServerState, build_processors
 
 LANED = 300  # waits at the gate like GATED, but in the lane
 LANED_RECORDED = 301  # recorded in state.recorded, in the same lane

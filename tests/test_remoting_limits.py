@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest_remoting import (  # noqa: F401  (the fixtures are found by pytest)
+from support.remoting import (  # noqa: F401  (the fixtures are found by pytest)
     ECHO,
     GATED,
     ServerState,

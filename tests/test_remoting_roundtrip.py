@@ -5,7 +5,7 @@ import asyncio
 import logging
 
 import pytest
-from conftest_remoting import (  # noqa: F401  (the fixtures are found by pytest)
+from support.remoting import (  # noqa: F401  (the fixtures are found by pytest)
     CALL_BACK,
     CLIENT_CHECK,
     DROP,

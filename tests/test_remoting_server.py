@@ -5,7 +5,7 @@ import asyncio
 import struct
 
 import pytest
-from conftest_remoting import (  # noqa: F401  (the fixtures are found by pytest)
+from support.remoting import (  # noqa: F401  (the fixtures are found by pytest)
     ECHO,
     GATED,
     RECORD,

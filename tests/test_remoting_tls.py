@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Awaitable, Callable
 
 import pytest
-from conftest_cluster import wait_until
-from conftest_remoting import CALL_BACK, CLIENT_CHECK, ECHO, ServerState, build_processors
-from conftest_tls import KeyPair, make_key_pair
+from support.cluster import wait_until
+from support.remoting import CALL_BACK, CLIENT_CHECK, ECHO, ServerState, build_processors
+from support.tls import KeyPair, make_key_pair
 
 from rocketmq_py.errors import (
     RemotingConnectError,

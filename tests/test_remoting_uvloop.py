@@ -5,7 +5,7 @@ import asyncio
 import struct
 
 import pytest
-from conftest_remoting import CALL_BACK, CLIENT_CHECK, DROP, ECHO, GATED, UNKNOWN, ServerState, build_processors
+from support.remoting import CALL_BACK, CLIENT_CHECK, DROP, ECHO, GATED, UNKNOWN, ServerState, build_processors
 
 from rocketmq_py import codec
 from rocketmq_py.errors import RemotingSendRequestError, RemotingTimeoutError

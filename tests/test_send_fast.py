@@ -17,7 +17,7 @@ from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RequestContext, RequestRefusedError, create_request
 
-from conftest_send_fast import answers_by_opaque, differential, mixed_sends, run_broker, send_frame, store_files
+from support.send_fast import answers_by_opaque, differential, mixed_sends, run_broker, send_frame, store_files
 
 TOPICS = [TopicConfig(topic_name="Plain", read_queue_nums=8, write_queue_nums=8),
           TopicConfig(topic_name="Tagged", read_queue_nums=4, write_queue_nums=4, topic_filter_type=MULTI_TAG),

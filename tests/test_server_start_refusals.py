@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest_child import child_cwd, child_env
+from support.child import child_cwd, child_env
 
 from rocketmq_py.broker.config import UNSUPPORTED_WHEN_TRUE
 from rocketmq_py.store.lock import StoreLock

@@ -144,7 +144,7 @@ def test_pyspark_finds_both_sources_by_its_module_scan():
     import subprocess
     import sys
 
-    from conftest_child import child_cwd
+    from support.child import child_cwd
 
     pytest.importorskip("pyspark", reason="the spark extra is not installed")
     code = ("from pkgutil import iter_modules; from importlib import import_module; "

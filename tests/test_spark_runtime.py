@@ -22,7 +22,7 @@ from rocketmq_py.spark.client import Session
 from rocketmq_py.spark.options import ClientSettings
 from rocketmq_py.spark.planning import QueueBounds
 
-from conftest_remoting import ECHO, ServerState, build_processors
+from support.remoting import ECHO, ServerState, build_processors
 
 IDLE_S = 0.3
 

@@ -21,7 +21,7 @@ import subprocess
 import uuid
 
 import pytest
-from conftest_servers import (
+from support.servers import (
     call,
     free_broker_port,
     pull_fields,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest_child import child_env
+from support.child import child_env
 
 from rocketmq_py import codec
 from rocketmq_py.store import MessageStore, MessageStoreConfig, StoreError, StoreMessage

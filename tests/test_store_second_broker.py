@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from conftest_child import child_cwd, child_env
-from conftest_servers import (
+from support.child import child_cwd, child_env
+from support.servers import (
     call,
     free_broker_port,
     send_fields,

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaBroker, JavaNameServer, ensure_built, wire  # noqa: E402
 from harness.peers import _client_env, client_home  # noqa: E402
-from harness.ha import SLAVE, PyBroker, commit_log_max_offset  # noqa: E402
+from harness.ha import SLAVE, commit_log_max_offset  # noqa: E402
 from harness.py_servers import PythonBroker  # noqa: E402
 
 EXAMPLE_ARTIFACT = "org.apache.rocketmq:rocketmq-example:4.7.0"
@@ -188,8 +188,8 @@ def start_pair(kind: str, namesrv, build, work: Path, role: str):
         slave = JavaBroker(namesrv, build=build, workdir=work / "slave", broker_name=name, extra_config=SLAVE,
                            jvm_opts=JAVA_BROKER_JVM).start()
     else:
-        master = PyBroker(namesrv.addr, work / "master", name, brokerRole=role).start()
-        slave = PyBroker(namesrv.addr, work / "slave", name, **SLAVE).start()
+        master = PythonBroker(namesrv.addr, work / "master", name, brokerRole=role).start()
+        slave = PythonBroker(namesrv.addr, work / "slave", name, **SLAVE).start()
     return master, slave
 
 

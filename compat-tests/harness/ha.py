@@ -1,9 +1,9 @@
-"""Master-slave pairs for the HA tests (issues 12 and 28): our broker as a process, the keys that make a broker a
-slave, the readings the tests compare (CommitLog ends, CommitLog bytes, queue and consumer offsets, raw pulls),
-and the official push consumer as a process that can be paused.
+"""Master-slave pairs for the HA tests (issues 12 and 28): the keys that make a broker a slave, the readings the
+tests compare (CommitLog ends, CommitLog bytes, queue and consumer offsets, raw pulls), and the official push
+consumer as a process that can be paused. Our broker is harness/py_servers.py's PythonBroker.
 
-    master = JavaBroker(ns, broker_name="ha-a", ...)  or  PyBroker(ns.addr, workdir, broker_name="ha-a")
-    slave  = PyBroker(ns.addr, workdir, broker_name="ha-a", **SLAVE)   (JavaBroker(..., extra_config=SLAVE))
+    master = JavaBroker(ns, broker_name="ha-a", ...)  or  PythonBroker(ns.addr, workdir, "ha-a")
+    slave  = PythonBroker(ns.addr, workdir, "ha-a", **SLAVE)   (JavaBroker(..., extra_config=SLAVE))
     wait_replicated(master, slave); commit_log_range(master.store_dir, 0, end) == ...(slave.store_dir, 0, end)
 """
 from __future__ import annotations
@@ -12,8 +12,6 @@ import base64
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -21,100 +19,12 @@ from pathlib import Path
 
 from . import wire
 from .peers import start_peer
-from .processes import broker_config, die_with_parent, free_broker_port, write_properties
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 GET_BROKER_RUNTIME_INFO = 28
 COMMIT_LOG_FILE_SIZE = 64 * 1024 * 1024  # the harness brokers' mappedFileSizeCommitLog
 
 #: broker.conf keys of a slave that serves reads (brokerId 1 in the master's broker name).
 SLAVE = {"brokerId": 1, "brokerRole": "SLAVE", "slaveReadEnable": True}
-
-
-class PyBroker:
-    """``python -m rocketmq_py broker -c broker.conf`` with the harness broker's keys; stop, kill -9, SIGSTOP."""
-
-    def __init__(self, namesrv_addr: str, workdir: Path, broker_name: str, cluster: str = "DefaultCluster",
-                 **extra_config) -> None:
-        self.namesrv_addr = namesrv_addr
-        self.workdir = Path(workdir)
-        self.broker_name = broker_name
-        self.cluster = cluster
-        self.port = free_broker_port()
-        self.store_dir = self.workdir / "store"
-        self.extra_config = extra_config
-        self.proc: subprocess.Popen | None = None
-        self._log = None
-
-    @property
-    def addr(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
-
-    @property
-    def log_path(self) -> Path:
-        return self.workdir / "broker.log"
-
-    def log_tail(self, lines: int = 40) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace").splitlines()
-        except OSError:
-            return ""
-        return f"--- our broker {self.broker_name} {self.addr} ---\n" + "\n".join(text[-lines:])
-
-    def start(self, timeout_s: float = 90.0) -> "PyBroker":
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        conf = self.workdir / "broker.conf"
-        write_properties(conf, broker_config(cluster=self.cluster, broker_name=self.broker_name,
-                                             namesrv_addr=self.namesrv_addr, port=self.port,
-                                             store_dir=self.store_dir, extra=self.extra_config))
-        self._log = open(self.log_path, "ab")
-        argv = [sys.executable, "-m", "rocketmq_py", "broker", "-c", str(conf)]
-        self.proc = subprocess.Popen(die_with_parent(argv),
-                                     stdout=self._log, stderr=subprocess.STDOUT, cwd=self.workdir,
-                                     env=dict(os.environ, PYTHONPATH=str(ROOT)), stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"our broker exited with {self.proc.returncode}:\n{self.log_tail(60)}")
-            try:
-                body = wire.cluster_info(self.namesrv_addr, timeout=1.0)
-                if self.addr.encode() in body and wire.broker_runtime_info_ready(self.addr, timeout=1.0):
-                    return self
-            except (OSError, RuntimeError, ValueError):
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"our broker was not ready within {timeout_s} s:\n{self.log_tail(60)}")
-
-    def is_running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def stop(self, timeout_s: float = 30.0) -> int | None:
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self._log is not None:
-            self._log.close()
-        return self.proc.returncode
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=30)
-
-    def restart(self, kill: bool = False) -> "PyBroker":
-        self.kill() if kill else self.stop()
-        return self.start()
 
 
 def runtime_info(addr: str) -> dict[str, str]:

@@ -1,5 +1,6 @@
-"""Our name server and broker as processes (``python -m rocketmq_py namesrv|broker``) for the compat tests:
-PythonNameServer and PythonBroker, restartable on their store, with the Java harness broker's store sizes."""
+"""Our name server and broker as processes (``python -m rocketmq_py namesrv|broker``) for the compat tests and
+the benchmarks: OurServer starts, waits for and stops one; PythonNameServer and PythonBroker (master or slave,
+restartable on its store, with the Java harness broker's keys) are built on it."""
 from __future__ import annotations
 
 import os
@@ -12,18 +13,9 @@ from pathlib import Path
 
 from . import wire
 from .cpu import descendants
-from .processes import die_with_parent, free_broker_port, free_port, write_properties
+from .processes import broker_config, die_with_parent, free_broker_port, free_port, write_properties
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-
-#: The harness broker's store sizes (harness/processes.py), so stores move between the two.
-STORE_SIZES = {
-    "mappedFileSizeCommitLog": 64 * 1024 * 1024,
-    "mappedFileSizeConsumeQueue": 30000 * 20,
-    "maxHashSlotNum": 50000,
-    "maxIndexNum": 200000,
-}
-
 
 #: ``ROCKETMQ_PY_BROKER_WORKERS=N`` runs every PythonBroker with N front processes (serverWorkerProcesses):
 #: CI runs the Java client, crash and store-move tests that way too.
@@ -39,20 +31,43 @@ def _running(pid: int) -> bool:
         return False
 
 
-class _PythonProcess:
-    name = "process"
+def _continue(pids: list[int]) -> None:
+    """SIGCONT to each of ``pids`` that still exists: a stopped process holds SIGTERM until it is continued,
+    and a stopped front process would never see its broker go."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
 
-    def __init__(self, workdir: Path, python: str | None = None, root: Path | None = None) -> None:
-        self.workdir = workdir
+
+class OurServer:
+    """One of our servers as a process, ``python -m rocketmq_py <kind> -c <kind>.conf``: the one wrapper the
+    compat tests and benchmarks start our name server and broker with.
+
+    :meth:`stop` (SIGTERM, the clean shutdown) and :meth:`kill` (kill -9) work on a paused process tree (a test
+    SIGSTOPs a broker to play a hung one), and both return only once the process and its child processes (a
+    broker's fronts) are gone, so that the next test finds the ports and the store free."""
+
+    def __init__(self, kind: str, workdir: Path, python: str | None = None, root: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        self.kind = kind
+        self.workdir = Path(workdir)
         #: The interpreter and the checkout it runs (another build of ours, for a side-by-side benchmark).
         self.python = python or sys.executable
         self.root = root or ROOT
+        #: Added to the process's environment (Java's tls.* settings, for example).
+        self.env = env or {}
         self.proc: subprocess.Popen | None = None
         self._log = None
 
     @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    @property
     def log_path(self) -> Path:
-        return self.workdir / f"{self.name}.log"
+        return self.workdir / f"{self.kind}.log"
 
     def log_text(self) -> str:
         try:
@@ -60,63 +75,77 @@ class _PythonProcess:
         except OSError:
             return ""
 
-    def _spawn(self, argv: list[str]) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(die_with_parent([self.python, "-m", "rocketmq_py", *argv]),
-                                     stdout=self._log, stderr=subprocess.STDOUT,
-                                     env=dict(os.environ, PYTHONPATH=str(self.root)), cwd=self.workdir)
+    def log_tail(self, lines: int = 40) -> str:
+        tail = "\n".join(self.log_text().splitlines()[-lines:])
+        return f"--- our {self.kind} in {self.workdir} ---\n{tail}"
 
-    def _wait_until(self, ready, timeout_s: float = 60.0) -> None:
+    def launch(self, config: dict, ready, timeout_s: float = 90.0) -> None:
+        """Write ``config`` as the process's configuration file, start it and wait until ``ready()`` is true."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        conf = self.workdir / f"{self.kind}.conf"
+        write_properties(conf, config)
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(die_with_parent([self.python, "-m", "rocketmq_py", self.kind, "-c", str(conf)]),
+                                     stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env={**os.environ, "PYTHONPATH": str(self.root), **self.env}, cwd=self.workdir)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            assert self.proc is not None
             if self.proc.poll() is not None:
-                raise RuntimeError(f"our {self.name} exited with {self.proc.returncode}:\n{self.log_text()[-4000:]}")
+                raise RuntimeError(f"our {self.kind} exited with {self.proc.returncode}:\n{self.log_tail(60)}")
             try:
                 if ready():
                     return
             except (OSError, RuntimeError, ValueError):
                 pass
             time.sleep(0.05)
-        raise RuntimeError(f"our {self.name} was not ready within {timeout_s} s:\n{self.log_text()[-4000:]}")
+        raise RuntimeError(f"our {self.kind} was not ready within {timeout_s} s:\n{self.log_tail(60)}")
 
     def is_running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self, timeout_s: float = 30.0) -> int | None:
-        """SIGTERM and wait: the clean shutdown."""
+        """SIGTERM and wait (kill -9 after ``timeout_s``): the clean shutdown; its exit status."""
         if self.proc is None:
             return None
         if self.proc.poll() is None:
+            children = descendants(self.proc.pid)
+            _continue([self.proc.pid, *children])
             self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self._log is not None:
-            self._log.close()
+            self._reap(children)
+        self._close_log()
         return self.proc.returncode
 
     def kill(self) -> None:
-        """kill -9; then wait for its child processes (a broker's fronts), which exit when it is gone."""
+        """kill -9, as a crash."""
         if self.proc is not None and self.proc.poll() is None:
             children = descendants(self.proc.pid)
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=30)
-            deadline = time.monotonic() + 30
-            while any(_running(pid) for pid in children) and time.monotonic() < deadline:
-                time.sleep(0.02)
+            _continue(children)
+            self._reap(children)
+        self._close_log()
+
+    @staticmethod
+    def _reap(children: list[int], timeout_s: float = 30.0) -> None:
+        """Wait for the child processes, which exit when their parent is gone."""
+        deadline = time.monotonic() + timeout_s
+        while any(_running(pid) for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def _close_log(self) -> None:
         if self._log is not None:
             self._log.close()
+            self._log = None
 
 
-class PythonNameServer(_PythonProcess):
-    name = "namesrv"
-
+class PythonNameServer(OurServer):
     def __init__(self, workdir: Path) -> None:
-        super().__init__(workdir)
+        super().__init__("namesrv", workdir)
         self.port = free_port()
 
     @property
@@ -124,29 +153,25 @@ class PythonNameServer(_PythonProcess):
         return f"127.0.0.1:{self.port}"
 
     def start(self) -> "PythonNameServer":
-        conf = self.workdir / "namesrv.properties"
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        write_properties(conf, {"listenPort": self.port, "kvConfigPath": self.workdir / "kvConfig.json",
-                                "configStorePath": self.workdir / "namesrv-store.properties"})
-        self._spawn(["namesrv", "-c", str(conf)])
-        self._wait_until(lambda: wire.cluster_info(self.addr, timeout=1.0) is not None)
+        self.launch({"listenPort": self.port, "kvConfigPath": self.workdir / "kvConfig.json",
+                     "configStorePath": self.workdir / "namesrv-store.properties"},
+                    lambda: wire.cluster_info(self.addr, timeout=1.0) is not None)
         return self
 
 
-class PythonBroker(_PythonProcess):
-    """``python -m rocketmq_py broker -c broker.conf`` registered with ``namesrv``; restartable on its store."""
-
-    name = "broker"
+class PythonBroker(OurServer):
+    """Our broker with the harness broker's keys (harness/processes.py), registered with ``namesrv``; restartable
+    on its store. A slave: ``PythonBroker(ns.addr, workdir, "ha-a", **SLAVE)`` (harness/ha.py)."""
 
     def __init__(self, namesrv_addr: str, workdir: Path, broker_name: str | None = None,
                  cluster: str = "DefaultCluster", python: str | None = None, root: Path | None = None,
                  **extra_config) -> None:
-        super().__init__(workdir, python, root)
+        super().__init__("broker", workdir, python, root)
         self.namesrv_addr = namesrv_addr
         self.broker_name = broker_name or f"pybroker-{uuid.uuid4().hex[:6]}"
         self.cluster = cluster
         self.port = free_broker_port()
-        self.store_dir = workdir / "store"
+        self.store_dir = self.workdir / "store"
         self.extra_config = extra_config
 
     @property
@@ -154,26 +179,17 @@ class PythonBroker(_PythonProcess):
         return f"127.0.0.1:{self.port}"
 
     def config(self) -> dict:
-        return {
-            "brokerClusterName": self.cluster, "brokerName": self.broker_name, "brokerId": 0,
-            "namesrvAddr": self.namesrv_addr, "listenPort": self.port, "brokerIP1": "127.0.0.1",
-            "brokerIP2": "127.0.0.1", "storePathRootDir": self.store_dir,
-            "storePathCommitLog": self.store_dir / "commitlog", "autoCreateTopicEnable": True,
-            "autoCreateSubscriptionGroup": True, "enablePropertyFilter": True, **STORE_SIZES,
-            "serverWorkerProcesses": BROKER_WORKERS, **self.extra_config,
-        }
+        return broker_config(cluster=self.cluster, broker_name=self.broker_name, namesrv_addr=self.namesrv_addr,
+                             port=self.port, store_dir=self.store_dir,
+                             extra={"serverWorkerProcesses": BROKER_WORKERS, **self.extra_config})
 
     def _registered(self) -> bool:
         body = wire.cluster_info(self.namesrv_addr, timeout=1.0)
         return (f'"{self.broker_name}"'.encode() in body and self.addr.encode() in body
                 and wire.broker_runtime_info_ready(self.addr, timeout=1.0))
 
-    def start(self) -> "PythonBroker":
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        conf = self.workdir / "broker.conf"
-        write_properties(conf, self.config())
-        self._spawn(["broker", "-c", str(conf)])
-        self._wait_until(self._registered)
+    def start(self, timeout_s: float = 90.0) -> "PythonBroker":
+        self.launch(self.config(), self._registered, timeout_s)
         return self
 
     def restart(self, kill: bool = False) -> "PythonBroker":

@@ -2,7 +2,7 @@
 pull lane's fast handler and through one that serves every pull with the processor; what each answered,
 committed and stored.
 
-As in ``conftest_send_fast``: no sockets, one fixed clock, the frames fed to one connection as reads deliver
+As in ``support.send_fast``: no sockets, one fixed clock, the frames fed to one connection as reads deliver
 them. The store is filled by sends first, then a consumer's heartbeat registers its subscription, then the
 pulls come.
 """
@@ -23,8 +23,8 @@ from rocketmq_py.remoting.protocol import RemotingConnection
 from rocketmq_py.store import MessageStoreConfig
 from rocketmq_py.store.config import SLAVE
 
-from conftest_broker import heartbeat
-from conftest_send_fast import KeepingTransport, answers_by_opaque, send_frame, store_files
+from .broker import heartbeat
+from .send_fast import KeepingTransport, answers_by_opaque, send_frame, store_files
 
 TOPICS = [TopicConfig(topic_name="Plain", read_queue_nums=4, write_queue_nums=4),
           TopicConfig(topic_name="Tagged", read_queue_nums=2, write_queue_nums=2, topic_filter_type=MULTI_TAG),

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest_child import child_env
+from .child import child_env
 
 from rocketmq_py import codec
 from rocketmq_py.broker import BrokerConfig, BrokerController

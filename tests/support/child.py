@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Mapping
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 INSTALLED = os.environ.get("ROCKETMQ_PY_EXPECT_INSTALLED") == "1"
 
