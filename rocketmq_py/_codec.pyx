@@ -17,7 +17,6 @@ import ipaddress
 import json
 import os
 import struct
-import time
 import types
 import zlib
 
@@ -48,6 +47,7 @@ from rocketmq_py._codec_types import (
     JsonObjectKey,
     RemotingCommand,
 )
+from rocketmq_py.common import clock
 from rocketmq_py.common.message import MessageExt
 from rocketmq_py.errors import CodecError, FrameTooLargeError
 

@@ -32,6 +32,7 @@ from rocketmq_py._codec_types import (
     JsonObjectKey,
     RemotingCommand,
 )
+from rocketmq_py.common import clock
 from rocketmq_py.common.message import MessageExt
 from rocketmq_py.errors import CodecError, FrameTooLargeError
 
@@ -828,10 +829,10 @@ class UniqueIdGenerator:
         instance_hash = id(self) if instance_hash is None else instance_hash
         self.prefix = (bytes(ip) + _INT16.pack(_int16(pid)) + _INT32.pack(_int32(instance_hash))).hex().upper()
         self._counter = itertools.count()
-        self._start_ms, self._next_start_ms = _month_start_ms(_now_ms())
+        self._start_ms, self._next_start_ms = _month_start_ms(clock.now_ms())
 
     def next_id(self, now_ms: int | None = None) -> str:
-        now = _now_ms() if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         if now >= self._next_start_ms:
             self._start_ms, self._next_start_ms = _month_start_ms(now)
         diff = _int32(now - self._start_ms)
@@ -839,12 +840,6 @@ class UniqueIdGenerator:
             diff = 0
         counter = next(self._counter) & 0xFFFF
         return f"{self.prefix}{diff & 0xFFFFFFFF:08X}{counter:04X}"
-
-
-def _now_ms() -> int:
-    import time
-
-    return time.time_ns() // 1_000_000
 
 
 def unique_id_ip(msg_id: str) -> str:
@@ -862,7 +857,7 @@ def unique_id_timestamp(msg_id: str, now_ms: int | None = None) -> int:
         raise CodecError(f"client message id {msg_id!r} has {len(raw)} bytes, expected 16 or 28")
     ip_length = 16 if len(raw) == 28 else 4
     span: int = _UINT32.unpack_from(raw, ip_length + 6)[0]
-    now = _now_ms() if now_ms is None else now_ms
+    now = clock.now_ms() if now_ms is None else now_ms
     month_start, _ = _month_start_ms(now)
     if month_start + span >= now:
         previous = datetime.datetime.fromtimestamp((month_start - 1) / 1000)

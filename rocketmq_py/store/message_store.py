@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from rocketmq_py import codec
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.message import MessageExt
 from rocketmq_py.errors import CodecError
 from rocketmq_py.store import layout
 from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.clean import CleanService, DiskUsage, disk_used_ratio
-from rocketmq_py.store.commit_log import CommitLog, now_ms, offset_msg_id
+from rocketmq_py.store.commit_log import CommitLog, offset_msg_id
 from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, SYNC_MASTER, MessageStoreConfig, delay_level_table
 from rocketmq_py.store.consume_queue import ConsumeQueue, names_a_directory
 from rocketmq_py.store.consumed import ConsumedOffsets, ConsumerProgress
