@@ -15,12 +15,9 @@ SYSFLAG_POSITION: int
 BORN_HOST_POSITION: int
 RECORD_BLANK: int
 RECORD_INVALID: int
-BORNHOST_V6_FLAG: int
-STOREHOSTADDRESS_V6_FLAG: int
 MAX_TOPIC_LENGTH: int
 MAX_PROPERTIES_LENGTH: int
 INT32_MAX: int
-SCHEDULE_TOPIC: str
 
 Buffer = Any  # anything with the buffer protocol: mmap, bytearray, memoryview, bytes (read only)
 

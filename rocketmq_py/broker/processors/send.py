@@ -28,6 +28,7 @@ from rocketmq_py.common.headers.send import (
 )
 from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import PermName
+from rocketmq_py.common.sysflag import MULTI_TAGS_FLAG
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RequestContext, create_response
 from rocketmq_py.store import PutMessageResult, PutMessageStatus, StoreMessage, StoreMessageBatch, disk_used_ratio
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 DLQ_NUMS_PER_GROUP = 1
-MULTI_TAGS_FLAG = 0x2
 PERM_RW = PermName.READ | PermName.WRITE
 
 _STORED = {
