@@ -280,8 +280,8 @@ cdef inline int64_t _crc(const uint8_t* data, Py_ssize_t length) noexcept:
 # --- hashes ----------------------------------------------------------------------------------------
 
 
-cpdef int32_t java_string_hash(str text):
-    """Java's ``String.hashCode()`` over UTF-16 code units, signed 32-bit."""
+cdef inline int32_t _java_string_hash(str text) noexcept:
+    """``codec.java_string_hash`` (the Python name's one home) at C level, for the tags code and the index."""
     return <int32_t>java_hash_on(0, text)
 
 
@@ -298,7 +298,7 @@ def index_key_hash(str key):
 
 
 cdef int32_t index_slot_hash(str key) except? -1:
-    return index_slot_of(java_string_hash(key))
+    return index_slot_of(_java_string_hash(key))
 
 
 cpdef Py_ssize_t record_length(int32_t sys_flag, Py_ssize_t body_length, Py_ssize_t topic_length,
@@ -618,7 +618,7 @@ cdef int _read_properties(RecordInfo info, const uint8_t* data, Py_ssize_t lengt
                 delay, delay_length = data + split + 1, value_length
         start = end + 1
     if tags != NULL:
-        info.tags_code = java_string_hash(_text(tags, tags_length))
+        info.tags_code = _java_string_hash(_text(tags, tags_length))
     if schedule and delay != NULL:
         if not _parse_java_int(delay, delay_length, &level):
             return -2

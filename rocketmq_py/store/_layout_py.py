@@ -32,6 +32,7 @@ import struct
 import zlib
 from typing import Any, Sequence
 
+from rocketmq_py.codec import java_string_hash
 from rocketmq_py.common.magic_codes import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE
 from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.sysflag import BORNHOST_V6_FLAG, STOREHOSTADDRESS_V6_FLAG
@@ -144,15 +145,6 @@ def _int(value: int, bits: int, name: str) -> int:
 def _wrap64(value: int) -> int:
     """``value`` wrapped to a signed 64-bit integer, as Java's long arithmetic overflows."""
     return ((value + (1 << 63)) & 0xFFFFFFFFFFFFFFFF) - (1 << 63)
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode()`` over UTF-16 code units, signed 32-bit."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - 0x100000000 if h & 0x80000000 else h
 
 
 def index_key_hash(key: str) -> int:

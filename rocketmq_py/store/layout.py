@@ -31,7 +31,6 @@ MAX_TOPIC_LENGTH: int = _impl.MAX_TOPIC_LENGTH
 MAX_PROPERTIES_LENGTH: int = _impl.MAX_PROPERTIES_LENGTH
 
 RecordInfo = _impl.RecordInfo
-java_string_hash = _impl.java_string_hash
 index_key_hash = _impl.index_key_hash
 record_length = _impl.record_length
 store_timestamp_position = _impl.store_timestamp_position
