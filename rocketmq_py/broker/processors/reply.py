@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
-from rocketmq_py.broker.processors.send import random_queue_id
+from rocketmq_py.broker.queue_choice import random_queue_id
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.send import (
     ReplyMessageRequestHeader,
