@@ -33,6 +33,7 @@ from rocketmq_py.common.headers.pull import (
     PullMessageResponseHeader,
 )
 from rocketmq_py.common.heartbeat_consumer import MessageModel
+from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
 from rocketmq_py.errors import CodecError
@@ -216,7 +217,7 @@ class PullMessageProcessor:
                  "offsetRequest": header.queue_offset}
         message = StoreMessage(
             topic=RMQ_SYS_OFFSET_MOVED_EVENT, body=codec.json_dumps(event).encode(), queue_id=0,
-            properties={"TAGS": header.consumer_group, "KEYS": header.consumer_group},
+            properties={MessageConst.TAGS: header.consumer_group, MessageConst.KEYS: header.consumer_group},
             born_timestamp=time.time_ns() // 1_000_000, born_host=broker.broker_addr, store_host=broker.broker_addr,
         )
         result = broker.store.append_message(message)
