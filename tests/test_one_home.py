@@ -38,6 +38,8 @@ def test_the_sources_are_found():
 
 def test_clocks_are_defined_only_in_common_clock():
     assert _where(r"^\s*(async\s+)?(c?p?def)\s+\w*(now_ms|monotonic_ms)\s*\(", {"common/clock.py"}) == []
+    # nor computed in place: milliseconds from the wall or the monotonic clock are now_ms() and monotonic_ms()
+    assert _where(r"time\.(time|monotonic)(_ns)?\(\)\s*(\*\s*1_?000\b|//\s*1_?000_?000\b)", {"common/clock.py"}) == []
 
 
 def test_the_magic_codes_live_in_common_magic_codes():

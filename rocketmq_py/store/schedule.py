@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 from rocketmq_py.store.config_files import DelayOffsetTable
@@ -110,7 +111,7 @@ class ScheduleMessageService(ServiceThread):
             return DELAY_FOR_A_WHILE_MS
         delay = self.store.delay_levels[level]
         for index, (physical, size, deliver_at) in enumerate(units):
-            now = int(time.time() * 1000)
+            now = now_ms()
             if deliver_at > now + delay:
                 deliver_at = now
             if deliver_at > now:

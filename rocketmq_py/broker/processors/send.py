@@ -19,6 +19,7 @@ from rocketmq_py import codec
 from rocketmq_py.broker.processors.common import VERSION_3_4_9, fail, suggest_todo
 from rocketmq_py.broker.queue_choice import random_queue_id
 from rocketmq_py.common import topic as topics
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.consumer import ConsumerSendMsgBackRequestHeader
 from rocketmq_py.common.headers.send import (
@@ -93,7 +94,7 @@ class SendMessageProcessor:
         broker = self.broker
         config = broker.config
         start = config.start_accept_send_request_time_stamp
-        if start and time.time() * 1000 < start:
+        if start and now_ms() < start:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(start / 1000))
             return None, self.send_response(request, ResponseCode.SYSTEM_ERROR, f"broker unable to service, until {when}")
         topic = header.topic

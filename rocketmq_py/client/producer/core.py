@@ -17,7 +17,6 @@ import asyncio
 import dataclasses
 import enum
 import logging
-import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Sequence, TypeVar
 
 from rocketmq_py.client.config import ProducerConfig
@@ -29,7 +28,7 @@ from rocketmq_py.client.producer.publish_info import TopicPublishInfo, publish_i
 from rocketmq_py.client.producer.result import SendResult, SendStatus
 from rocketmq_py.client.producer.selector import as_selector_function
 from rocketmq_py.common import sysflag, validators
-from rocketmq_py.common.clock import monotonic_ms
+from rocketmq_py.common.clock import monotonic_ms, now_ms
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.message import Message, MessageConst
 from rocketmq_py.common.message_queue import MessageQueue
@@ -624,7 +623,7 @@ class AsyncProducer(MQAdminMethods):
             self.config.default_topic_queue_nums,  # default_topic_queue_nums
             queue.queue_id,  # queue_id
             sys_flag,  # sys_flag
-            time.time_ns() // 1_000_000,  # born_timestamp
+            now_ms(),  # born_timestamp
             message.flag,  # flag
             codec.properties_to_string(properties),  # properties
             0,  # reconsume_times
