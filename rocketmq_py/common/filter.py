@@ -66,7 +66,7 @@ class SubscriptionData:
     sub_string: str = SUB_ALL
     tags_set: list[str] = field(default_factory=list)
     code_set: list[int] = field(default_factory=list)
-    sub_version: int = field(default_factory=lambda: now_ms())
+    sub_version: int = field(default_factory=now_ms)
     expression_type: str = ExpressionType.TAG
     class_filter_mode: bool = False
 
