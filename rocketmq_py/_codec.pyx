@@ -17,7 +17,6 @@ import ipaddress
 import json
 import os
 import struct
-import time
 import types
 import zlib
 
@@ -48,6 +47,7 @@ from rocketmq_py._codec_types import (
     JsonObjectKey,
     RemotingCommand,
 )
+from rocketmq_py.common import clock, magic_codes, sysflag
 from rocketmq_py.common.message import MessageExt
 from rocketmq_py.errors import CodecError, FrameTooLargeError
 
@@ -133,14 +133,6 @@ MAX_DECOMPRESSED_SIZE = 128 * 1024 * 1024
 PROPERTY_NAME_VALUE_SEPARATOR = "\x01"
 PROPERTY_SEPARATOR = "\x02"
 
-MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7 as a Java int
-BLANK_MAGIC_CODE = -875286124  # 0xCBD43194 as a Java int
-
-SYSFLAG_COMPRESSED = 0x1
-SYSFLAG_BORNHOST_V6 = 0x10
-SYSFLAG_STOREHOST_V6 = 0x20
-SYSFLAG_COMPRESSION_TYPE_MASK = 0x700
-
 COMPRESSION_LZ4 = 1
 COMPRESSION_ZSTD = 2
 COMPRESSION_ZLIB = 3
@@ -148,10 +140,15 @@ COMPRESSION_ZLIB = 3
 #: Nesting deeper than this is refused instead of exhausting the stack.
 MAX_JSON_DEPTH = 256
 
-cdef enum:  # C twins of the constants above, for the hot paths
-    _FLAG_COMPRESSED = 0x1
-    _FLAG_BORNHOST_V6 = 0x10
-    _FLAG_STOREHOST_V6 = 0x20
+# C copies of the shared constants, read from their homes (common/sysflag.py, common/magic_codes.py).
+cdef int32_t _FLAG_COMPRESSED = sysflag.COMPRESSED_FLAG
+cdef int32_t _FLAG_BORNHOST_V6 = sysflag.BORNHOST_V6_FLAG
+cdef int32_t _FLAG_STOREHOST_V6 = sysflag.STOREHOSTADDRESS_V6_FLAG
+cdef int32_t _COMPRESSION_TYPE_MASK = sysflag.COMPRESSION_TYPE_MASK
+cdef int32_t _COMPRESSION_TYPE_SHIFT = sysflag.COMPRESSION_TYPE_SHIFT
+cdef uint32_t _MESSAGE_MAGIC = <uint32_t><int32_t>magic_codes.MESSAGE_MAGIC_CODE
+
+cdef enum:  # C constants of the module's own, for the hot paths
     _TYPE_JSON = 0
     _TYPE_ROCKETMQ = 1
     _FRAME_LIMIT = 16 * 1024 * 1024

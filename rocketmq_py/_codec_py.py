@@ -32,6 +32,15 @@ from rocketmq_py._codec_types import (
     JsonObjectKey,
     RemotingCommand,
 )
+from rocketmq_py.common import clock
+from rocketmq_py.common.magic_codes import MESSAGE_MAGIC_CODE
+from rocketmq_py.common.sysflag import (
+    BORNHOST_V6_FLAG,
+    COMPRESSED_FLAG,
+    COMPRESSION_TYPE_MASK,
+    COMPRESSION_TYPE_SHIFT,
+    STOREHOSTADDRESS_V6_FLAG,
+)
 from rocketmq_py.common.message import MessageExt
 from rocketmq_py.errors import CodecError, FrameTooLargeError
 
@@ -47,14 +56,6 @@ MAX_DECOMPRESSED_SIZE = 128 * 1024 * 1024
 
 PROPERTY_NAME_VALUE_SEPARATOR = "\x01"
 PROPERTY_SEPARATOR = "\x02"
-
-MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7 as a Java int
-BLANK_MAGIC_CODE = -875286124  # 0xCBD43194 as a Java int
-
-SYSFLAG_COMPRESSED = 0x1
-SYSFLAG_BORNHOST_V6 = 0x10
-SYSFLAG_STOREHOST_V6 = 0x20
-SYSFLAG_COMPRESSION_TYPE_MASK = 0x700
 
 COMPRESSION_LZ4 = 1
 COMPRESSION_ZSTD = 2
@@ -552,7 +553,7 @@ def decode_batch(data: bytes) -> list[tuple[int, bytes, dict[str, str]]]:
 
 def compression_type(sys_flag: int) -> int:
     """The compression type in sysFlag bits 8-10; 0 (old producers) means zlib."""
-    kind = (sys_flag & SYSFLAG_COMPRESSION_TYPE_MASK) >> 8
+    kind = (sys_flag & COMPRESSION_TYPE_MASK) >> COMPRESSION_TYPE_SHIFT
     return COMPRESSION_ZLIB if kind in (0, COMPRESSION_ZLIB) else kind
 
 
@@ -648,7 +649,7 @@ def _decode_store_record(data: bytes, position: int, decompress_body: bool) -> t
     (store_size, _magic, body_crc, queue_id, flag, queue_offset,
      physical_offset, sys_flag, born_timestamp) = _STORE_HEAD.unpack_from(data, position)
     position += _STORE_HEAD.size
-    born_ip_length = 16 if sys_flag & SYSFLAG_BORNHOST_V6 else 4
+    born_ip_length = 16 if sys_flag & BORNHOST_V6_FLAG else 4
     _need(data, position, born_ip_length + 4 + 8, "the born host")
     born_ip = data[position:position + born_ip_length]
     position += born_ip_length
@@ -656,7 +657,7 @@ def _decode_store_record(data: bytes, position: int, decompress_body: bool) -> t
     position += 4
     (store_timestamp,) = _INT64.unpack_from(data, position)
     position += 8
-    store_ip_length = 16 if sys_flag & SYSFLAG_STOREHOST_V6 else 4
+    store_ip_length = 16 if sys_flag & STOREHOSTADDRESS_V6_FLAG else 4
     _need(data, position, store_ip_length + 4 + 4 + 8 + 4, "the store host")
     store_ip = data[position:position + store_ip_length]
     position += store_ip_length
@@ -673,7 +674,7 @@ def _decode_store_record(data: bytes, position: int, decompress_body: bool) -> t
         _need(data, position, body_length, "the body")
         body = data[position:position + body_length]
         position += body_length
-        if decompress_body and sys_flag & SYSFLAG_COMPRESSED:
+        if decompress_body and sys_flag & COMPRESSED_FLAG:
             body = decompress(body, compression_type(sys_flag))
     _need(data, position, 1, "the topic length")
     topic_length = data[position]
@@ -750,11 +751,11 @@ def encode_store_record(
     body = bytes(body)
     born_ip, born_port = _parse_host(born_host)
     store_ip, store_port = _parse_host(store_host)
-    sys_flag &= ~(SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6)
+    sys_flag &= ~(BORNHOST_V6_FLAG | STOREHOSTADDRESS_V6_FLAG)
     if len(born_ip) == 16:
-        sys_flag |= SYSFLAG_BORNHOST_V6
+        sys_flag |= BORNHOST_V6_FLAG
     if len(store_ip) == 16:
-        sys_flag |= SYSFLAG_STOREHOST_V6
+        sys_flag |= STOREHOSTADDRESS_V6_FLAG
     topic_bytes = topic.encode("utf-8", "surrogatepass")
     if len(topic_bytes) > 127:
         raise CodecError(f"topic of {len(topic_bytes)} bytes exceeds the 127 byte limit")
@@ -828,10 +829,10 @@ class UniqueIdGenerator:
         instance_hash = id(self) if instance_hash is None else instance_hash
         self.prefix = (bytes(ip) + _INT16.pack(_int16(pid)) + _INT32.pack(_int32(instance_hash))).hex().upper()
         self._counter = itertools.count()
-        self._start_ms, self._next_start_ms = _month_start_ms(_now_ms())
+        self._start_ms, self._next_start_ms = _month_start_ms(clock.now_ms())
 
     def next_id(self, now_ms: int | None = None) -> str:
-        now = _now_ms() if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         if now >= self._next_start_ms:
             self._start_ms, self._next_start_ms = _month_start_ms(now)
         diff = _int32(now - self._start_ms)
@@ -839,12 +840,6 @@ class UniqueIdGenerator:
             diff = 0
         counter = next(self._counter) & 0xFFFF
         return f"{self.prefix}{diff & 0xFFFFFFFF:08X}{counter:04X}"
-
-
-def _now_ms() -> int:
-    import time
-
-    return time.time_ns() // 1_000_000
 
 
 def unique_id_ip(msg_id: str) -> str:
@@ -862,7 +857,7 @@ def unique_id_timestamp(msg_id: str, now_ms: int | None = None) -> int:
         raise CodecError(f"client message id {msg_id!r} has {len(raw)} bytes, expected 16 or 28")
     ip_length = 16 if len(raw) == 28 else 4
     span: int = _UINT32.unpack_from(raw, ip_length + 6)[0]
-    now = _now_ms() if now_ms is None else now_ms
+    now = clock.now_ms() if now_ms is None else now_ms
     month_start, _ = _month_start_ms(now)
     if month_start + span >= now:
         previous = datetime.datetime.fromtimestamp((month_start - 1) / 1000)

@@ -11,7 +11,7 @@ from rocketmq_py.broker.config import load_broker_config
 from rocketmq_py.broker.lanes import SEND_WORKERS
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.remoting import RemotingClient, create_request
-from rocketmq_py.store.commit_log import now_ms
+from rocketmq_py.common.clock import now_ms
 
 from support.cluster import wait_until
 from support.lanes import heartbeat_body, lone_broker, send_request

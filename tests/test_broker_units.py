@@ -273,8 +273,8 @@ def test_rebalance_locks(monkeypatch):
     assert locks.try_lock_batch("g", [queue], "b") == set()
     import rocketmq_py.broker.rebalance_lock as module
 
-    later = module._now_ms() + 61_000
-    monkeypatch.setattr(module, "_now_ms", lambda: later)
+    later = module.now_ms() + 61_000
+    monkeypatch.setattr(module, "now_ms", lambda: later)
     assert locks.try_lock_batch("g", [queue], "b") == {queue}, "an expired lock is taken over"
 
 

@@ -6,6 +6,7 @@ import struct
 import pytest
 
 from rocketmq_py import codec
+from rocketmq_py.common.magic_codes import BLANK_MAGIC_CODE
 from rocketmq_py.store import (
     MessageStore,
     MessageStoreConfig,
@@ -14,7 +15,6 @@ from rocketmq_py.store import (
     StoreMessage,
     StoreMessageBatch,
 )
-from rocketmq_py.store import layout
 
 FILE_SIZE = 64 * 1024
 
@@ -85,7 +85,7 @@ async def test_roll_over_writes_the_blank_marker_and_continues_in_the_next_file(
     end_of_first = 3 * results[0].append_result.wrote_bytes
     assert results[3].append_result.wrote_offset == FILE_SIZE
     blank = files[0].mm[end_of_first:end_of_first + 8]
-    assert struct.unpack(">ii", blank) == (FILE_SIZE - end_of_first, layout.BLANK_MAGIC_CODE)
+    assert struct.unpack(">ii", blank) == (FILE_SIZE - end_of_first, BLANK_MAGIC_CODE)
     got = store.get_messages("g", "T", 0, 0, 32)
     assert got.message_count == 4 and got.next_begin_offset == 4
 

@@ -195,8 +195,9 @@ def test_index_select_on_garbage_agrees(data, slots, entries, key_hash, begin, e
 @SETTINGS
 @given(st.text(max_size=20))
 def test_hashes_agree(text):
-    assert twin.java_string_hash(text) == compiled.java_string_hash(text) == codec.java_string_hash(text)
-    assert twin.index_key_hash(text) == compiled.index_key_hash(text)
+    java_hash = codec.java_string_hash(text)  # the layouts' C-level hash must be the codec's
+    index_hash = 0 if java_hash == -(1 << 31) else abs(java_hash)
+    assert twin.index_key_hash(text) == compiled.index_key_hash(text) == index_hash
 
 
 @pytest.mark.parametrize("name,args", [

@@ -270,8 +270,6 @@ def test_index_file_chains_slots_like_java(impl):
 
 
 def test_index_key_hash_matches_java(impl):
-    assert impl.java_string_hash("TagA") == 2598919
-    assert impl.java_string_hash("😀") == codec.java_string_hash("😀")
     assert impl.index_key_hash("polygenelubricants") == 0  # hashCode is Integer.MIN_VALUE
     assert impl.index_key_hash("Aa") == impl.index_key_hash("BB")
     negative = next(s for s in (f"topic#key-{i}" for i in range(1000)) if codec.java_string_hash(s) < 0)

@@ -12,8 +12,9 @@ import zlib
 
 import pytest
 
+from rocketmq_py import codec
 from rocketmq_py.store import GetMessageResult, GetMessageStatus, MessageStore, MessageStoreConfig, StoreMessage
-from rocketmq_py.store import _read_path_py, layout, read_path
+from rocketmq_py.store import _read_path_py, read_path
 from rocketmq_py.store.reads import TOTAL_PHYSICAL_MEMORY, TagCodeFilter
 
 
@@ -79,7 +80,7 @@ def _collect(module, store: MessageStore, queue_id: int, offset: int, max_msg_nu
 
 async def test_compiled_and_twin_collect_the_same_records(store):
     compiled = compiled_read_path()
-    codes_of = {"A": layout.java_string_hash("A"), "B": layout.java_string_hash("B")}
+    codes_of = {"A": codec.java_string_hash("A"), "B": codec.java_string_hash("B")}
     rng = random.Random(11)
     found = 0
     for _ in range(300):

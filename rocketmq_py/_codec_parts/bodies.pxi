@@ -340,7 +340,7 @@ def decode_batch(data) -> list:
 
 def compression_type(sys_flag) -> int:
     """The compression type in sysFlag bits 8-10; 0 (old producers) means zlib."""
-    kind = (sys_flag & SYSFLAG_COMPRESSION_TYPE_MASK) >> 8
+    kind = (sys_flag & _COMPRESSION_TYPE_MASK) >> _COMPRESSION_TYPE_SHIFT
     return COMPRESSION_ZLIB if kind in (0, COMPRESSION_ZLIB) else kind
 
 

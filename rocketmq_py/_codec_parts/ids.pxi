@@ -41,10 +41,6 @@ def _month_start_ms(now_ms):
     return int(start.timestamp() * 1000), int(following.timestamp() * 1000)
 
 
-def _now_ms():
-    return time.time_ns() // 1_000_000
-
-
 cdef class UniqueIdGenerator:
     """Creates client message ids (the UNIQ_KEY property) as Java's MessageClientIDSetter does.
 
@@ -59,7 +55,7 @@ cdef class UniqueIdGenerator:
         instance_hash = id(self) if instance_hash is None else instance_hash
         self.prefix = (bytes(ip) + _INT16.pack(_i16(pid)) + _INT32.pack(_i32(instance_hash))).hex().upper()
         self._counter = 0
-        self._start_ms, self._next_start_ms = _month_start_ms(_now_ms())
+        self._start_ms, self._next_start_ms = _month_start_ms(clock.now_ms())
 
     def next_id(self, now_ms=None) -> str:
         cdef char suffix[12]
@@ -67,7 +63,7 @@ cdef class UniqueIdGenerator:
         cdef uint32_t diff_bits
         cdef int32_t diff
         cdef int i
-        now = _now_ms() if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         if now >= self._next_start_ms:
             self._start_ms, self._next_start_ms = _month_start_ms(now)
         diff = _i32(now - self._start_ms)
@@ -101,7 +97,7 @@ def unique_id_timestamp(msg_id, now_ms=None) -> int:
         raise CodecError(f"client message id {msg_id!r} has {len(raw)} bytes, expected 16 or 28")
     cdef Py_ssize_t ip_length = 16 if len(raw) == 28 else 4
     span = load_u32(<const uint8_t*>PyBytes_AS_STRING(raw) + ip_length + 6)
-    now = _now_ms() if now_ms is None else now_ms
+    now = clock.now_ms() if now_ms is None else now_ms
     month_start, _ = _month_start_ms(now)
     if month_start + span >= now:
         month_start, _ = _month_start_ms(month_start - 1)

@@ -248,11 +248,11 @@ def encode_store_record(
     body = _bytes_of(body)
     born_ip, born_port = _parse_host(born_host)
     store_ip, store_port = _parse_host(store_host)
-    sys_flag &= ~(SYSFLAG_BORNHOST_V6 | SYSFLAG_STOREHOST_V6)
+    sys_flag &= ~(_FLAG_BORNHOST_V6 | _FLAG_STOREHOST_V6)
     if len(born_ip) == 16:
-        sys_flag |= SYSFLAG_BORNHOST_V6
+        sys_flag |= _FLAG_BORNHOST_V6
     if len(store_ip) == 16:
-        sys_flag |= SYSFLAG_STOREHOST_V6
+        sys_flag |= _FLAG_STOREHOST_V6
     topic_bytes = topic.encode("utf-8", "surrogatepass")
     if len(topic_bytes) > 127:
         raise CodecError(f"topic of {len(topic_bytes)} bytes exceeds the 127 byte limit")
@@ -263,7 +263,7 @@ def encode_store_record(
     _w_init(&w)
     try:
         _w_u32(&w, <uint32_t>size)
-        _w_u32(&w, 0xDAA320A7)  # MESSAGE_MAGIC_CODE
+        _w_u32(&w, _MESSAGE_MAGIC)
         _w_u32(&w, <uint32_t>_i32(crc))
         _w_u32(&w, <uint32_t>_i32(queue_id))
         _w_u32(&w, <uint32_t>_i32(flag))

@@ -21,13 +21,14 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
-from rocketmq_py.broker.processors.send import random_queue_id, validate_topic
+from rocketmq_py.broker.queue_choice import random_queue_id
 from rocketmq_py.common import topic as topics
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.headers.send import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.sysflag import MULTI_TAGS_FLAG, TRANSACTION_TYPE_MASK
+from rocketmq_py.common.topic import validate_topic
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting import RemotingCommand, RequestContext

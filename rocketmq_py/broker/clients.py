@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import itertools
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, TYPE_CHECKING
 
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.filter import SubscriptionData
 from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, ConsumeType, MessageModel
 
@@ -27,17 +27,13 @@ _log = logging.getLogger(__name__)
 CHANNEL_EXPIRED_TIMEOUT_MS = 120_000
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 @dataclass(eq=False)
 class ClientChannelInfo:
     connection: RemotingConnection
     client_id: str
     language: int
     version: int
-    last_update_timestamp: int = field(default_factory=_now_ms)
+    last_update_timestamp: int = field(default_factory=now_ms)
 
     @property
     def client_addr(self) -> str:
@@ -59,7 +55,7 @@ class ProducerManager:
             self.client_connection_table[info.client_id] = info.connection
             _log.info("new producer connected, group %s client %s (%s)", group, info.client_id, info.client_addr)
         else:
-            found.last_update_timestamp = _now_ms()
+            found.last_update_timestamp = now_ms()
 
     def unregister(self, group: str, connection: RemotingConnection) -> None:
         channels = self.group_channel_table.get(group)
@@ -82,7 +78,7 @@ class ProducerManager:
                 self.group_channel_table.pop(group, None)
 
     def scan_not_active(self) -> None:
-        now = _now_ms()
+        now = now_ms()
         for group, channels in list(self.group_channel_table.items()):
             for connection, info in list(channels.items()):
                 if now - info.last_update_timestamp > CHANNEL_EXPIRED_TIMEOUT_MS:
@@ -118,7 +114,7 @@ class ConsumerGroupInfo:
         self.consume_from_where = consume_from_where
         self.subscription_table: dict[str, SubscriptionData] = {}
         self.channel_info_table: dict[RemotingConnection, ClientChannelInfo] = {}
-        self.last_update_timestamp = _now_ms()
+        self.last_update_timestamp = now_ms()
 
     def find_channel(self, client_id: str) -> ClientChannelInfo | None:
         for info in self.channel_info_table.values():
@@ -151,7 +147,7 @@ class ConsumerGroupInfo:
                        info.client_addr, self.group_name, old.client_id, info.client_id)
             self.channel_info_table[info.connection] = info
             old = info
-        self.last_update_timestamp = _now_ms()
+        self.last_update_timestamp = now_ms()
         old.last_update_timestamp = self.last_update_timestamp
         return updated
 
@@ -171,7 +167,7 @@ class ConsumerGroupInfo:
             del self.subscription_table[topic]
             _log.warning("group %s no longer subscribes to %s", self.group_name, topic)
             updated = True
-        self.last_update_timestamp = _now_ms()
+        self.last_update_timestamp = now_ms()
         return updated
 
 
@@ -234,7 +230,7 @@ class ConsumerManager:
             self._changed(group, group_info.connections)
 
     def scan_not_active(self) -> None:
-        now = _now_ms()
+        now = now_ms()
         for group, group_info in list(self.consumer_table.items()):
             for connection, info in list(group_info.channel_info_table.items()):
                 if now - info.last_update_timestamp > CHANNEL_EXPIRED_TIMEOUT_MS:

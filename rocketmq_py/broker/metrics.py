@@ -13,7 +13,6 @@ twins, the put latency histogram ``rocketmq_broker_put_latency_milliseconds`` an
 """
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from rocketmq_py.broker.stats import PUT_LATENCY_BOUNDS_MS, WINDOWS_S
@@ -26,6 +25,7 @@ from rocketmq_py.broker.stats_manager import (
     TOPIC_PUT_NUMS,
     TOPIC_PUT_SIZE,
 )
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.heartbeat_consumer import MessageModel
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
@@ -67,7 +67,7 @@ class BrokerMetrics:
         store = broker.store
         writable = store.is_running and not store.disk_full and bool(broker.config.broker_permission & PermName.WRITE)
         namesrvs = broker.config.namesrv_addr_list
-        now = time.time_ns() // 1_000_000
+        now = now_ms()
         confirmed = {addr: at for addr, at in broker.outer_api.last_registered_ms.items() if addr in namesrvs}
         registered = not namesrvs or any(now - at < REGISTRATION_FRESH_MS for at in confirmed.values())
         details = {

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import zlib
 from dataclasses import dataclass
 
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.namesrv import (
     RegisterBrokerRequestHeader,
@@ -79,7 +79,7 @@ class BrokerOuterAPI:
             except ValueError as error:
                 _log.warning("the name server %s answered an unreadable KV table: %s", addr, error)
         _log.debug("registered with the name server %s", addr)
-        self.last_registered_ms[addr] = time.time_ns() // 1_000_000
+        self.last_registered_ms[addr] = now_ms()
         return RegisterBrokerResult(addr, answer.ha_server_addr, answer.master_addr, kv_table)
 
     async def unregister_broker_all(self, namesrv_addrs: list[str], cluster_name: str, broker_addr: str,

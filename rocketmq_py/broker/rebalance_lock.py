@@ -7,10 +7,10 @@ renews every 20 s); a lock not renewed for 60 s
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.message_queue import MessageQueue
 
 _log = logging.getLogger(__name__)
@@ -18,14 +18,10 @@ _log = logging.getLogger(__name__)
 LOCK_MAX_LIVE_TIME_MS = 60_000
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 @dataclass
 class _LockEntry:
     client_id: str
-    last_update_timestamp: int = field(default_factory=_now_ms)
+    last_update_timestamp: int = field(default_factory=now_ms)
 
     def expired(self, now: int) -> bool:
         return now - self.last_update_timestamp > LOCK_MAX_LIVE_TIME_MS
@@ -40,7 +36,7 @@ class RebalanceLockManager:
 
     def try_lock_batch(self, group: str, queues: Iterable[MessageQueue], client_id: str) -> set[MessageQueue]:
         """The queues of ``queues`` that ``client_id`` holds after the call."""
-        now = _now_ms()
+        now = now_ms()
         locks = self.table.setdefault(group, {})
         locked = set()
         for queue in queues:

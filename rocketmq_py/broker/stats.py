@@ -14,6 +14,7 @@ from collections import deque
 from typing import Callable
 
 from rocketmq_py.broker.stats_manager import BrokerStatsManager
+from rocketmq_py.common.clock import now_ms
 
 WINDOWS_S = (10, 60, 600)
 _HISTORY = max(WINDOWS_S) + 2
@@ -108,7 +109,7 @@ class PutLatencyHistogram:
 
 class BrokerStats:
     def __init__(self, cluster_name: str = "DefaultCluster") -> None:
-        self.boot_timestamp = time.time_ns() // 1_000_000
+        self.boot_timestamp = now_ms()
         self.manager = BrokerStatsManager(cluster_name, self.boot_timestamp)
         self.put = RateCounter()
         self.put_size = 0
@@ -172,7 +173,7 @@ class BrokerStats:
             self.get_total_today_morning = self.get_transferred.total
 
     def runtime_info(self) -> dict[str, str]:
-        runtime_ms = time.time_ns() // 1_000_000 - self.boot_timestamp
+        runtime_ms = now_ms() - self.boot_timestamp
         seconds = runtime_ms // 1000
         times_total = max(self.put.total, 1)
         return {

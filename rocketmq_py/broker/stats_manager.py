@@ -9,6 +9,7 @@ Java's timers do.
 """
 from __future__ import annotations
 
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.stats import (
     DAY_PERIOD_MS,
     HOUR_PERIOD_MS,
@@ -16,7 +17,6 @@ from rocketmq_py.common.stats import (
     StatsItem,
     StatsItemSet,
     StatsSnapshot,
-    now_ms,
 )
 
 TOPIC_PUT_NUMS = "TOPIC_PUT_NUMS"

@@ -17,10 +17,10 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-import time
 from typing import Any, TYPE_CHECKING
 
 from rocketmq_py import codec
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.headers.transaction import CheckTransactionStateRequestHeader
 from rocketmq_py.common.message import MessageConst, MessageExt
@@ -47,10 +47,6 @@ MAX_RETRY_COUNT_WHEN_HALF_NULL = 1
 #: The check runs on the event loop: a pass looks at this many half messages per queue at most.
 MAX_MESSAGES_PER_PASS = 2000
 PERM_RW = PermName.READ | PermName.WRITE
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _to_int(text: str | None, default: int = -1) -> int:
@@ -108,7 +104,7 @@ class TransactionalMessageService:
                       MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX: self._unique_ids.next_id()}
         message = StoreMessage(
             topic=RMQ_SYS_TRANS_OP_HALF_TOPIC, body=str(half.queue_offset).encode(), queue_id=half.queue_id,
-            properties=properties, born_timestamp=_now_ms(), born_host=broker.store_host, store_host=broker.store_host,
+            properties=properties, born_timestamp=now_ms(), born_host=broker.store_host, store_host=broker.store_host,
         )
         result = broker.store.append_message(message)
         if not result.is_ok:
@@ -166,7 +162,7 @@ class TransactionalMessageService:
                 _log.exception("checking the half queue %d failed", queue_id)
 
     def _check_queue(self, queue_id: int, timeout_ms: int, check_max: int) -> None:
-        started = _now_ms()
+        started = now_ms()
         half_offset = self._queue_offset(RMQ_SYS_TRANS_HALF_TOPIC, queue_id)
         op_offset = self._queue_offset(RMQ_SYS_TRANS_OP_HALF_TOPIC, queue_id)
         if half_offset < 0 or op_offset < 0:
@@ -177,7 +173,7 @@ class TransactionalMessageService:
         null_count = 1
         new_offset = offset = half_offset
         for _ in range(MAX_MESSAGES_PER_PASS):
-            if _now_ms() - started > MAX_PROCESS_TIME_LIMIT_S * 1000:
+            if now_ms() - started > MAX_PROCESS_TIME_LIMIT_S * 1000:
                 break
             if offset in removed:
                 done.append(removed.pop(offset))
@@ -200,7 +196,7 @@ class TransactionalMessageService:
                 continue
             if half.store_timestamp >= started:
                 break
-            age = _now_ms() - half.born_timestamp
+            age = now_ms() - half.born_timestamp
             immunity = timeout_ms
             immunity_text = half.properties.get(MessageConst.CHECK_IMMUNITY_TIME_IN_SECONDS)
             if immunity_text is not None:
@@ -245,7 +241,7 @@ class TransactionalMessageService:
                 return True
             times += 1
         half.properties[MessageConst.TRANSACTION_CHECK_TIMES] = str(times)
-        if _now_ms() - half.born_timestamp > self.broker.store_config.file_reserved_time * 3_600_000:
+        if now_ms() - half.born_timestamp > self.broker.store_config.file_reserved_time * 3_600_000:
             _log.info("half message %s is older than the file reserved time; skipped", half.msg_id)
             self._resolve_discard(half)
             return True

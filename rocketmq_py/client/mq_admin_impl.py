@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
 from rocketmq_py.client.mq_admin import END_OF_TIME_MS, QueryResult
 from rocketmq_py.common import validators
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.headers.query import QueryMessageRequestHeader
 from rocketmq_py.common.message import MessageConst, MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
@@ -131,7 +131,7 @@ class MQAdminImpl:
         """The message whose unique key (client message id) is ``unique_key``, searched from a second before
         the time the key holds; the earliest stored one when a retry stored it twice."""
         try:
-            begin = codec.unique_id_timestamp(unique_key, int(time.time() * 1000)) - 1000
+            begin = codec.unique_id_timestamp(unique_key, now_ms()) - 1000
         except (ValueError, RocketMQError):
             raise NoMessageError(f"{unique_key!r} is not a unique message key, so no message was found") from None
         result = await self.query_message(topic, unique_key, UNIQUE_KEY_MAX_NUM, begin, END_OF_TIME_MS,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 
 from rocketmq_py import codec
 from rocketmq_py.common import sysflag
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.headers.send import ReplyMessageRequestHeader
 from rocketmq_py.common.message import MessageConst, MessageExt
@@ -38,7 +38,7 @@ class ReplyFutures:
 
     def process(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand:
         """PUSH_REPLY_MESSAGE_TO_CLIENT: build the reply message and end the request waiting for it."""
-        received_ms = time.time_ns() // 1_000_000
+        received_ms = now_ms()
         try:
             message = decode_reply(request, received_ms)
         except Exception as error:

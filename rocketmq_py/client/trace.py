@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import TYPE_CHECKING
 
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.message import Message, MessageConst
 from rocketmq_py.common.message_queue import MessageQueue
 from rocketmq_py.common.topic import RMQ_SYS_TRACE_TOPIC
@@ -75,7 +75,7 @@ class TraceDispatcher:
                 error: BaseException | None, cost_ms: float) -> None:
         if result is None or not result.trace_on or queue.topic == self.topic:
             return
-        now = time.time_ns() // 1_000_000
+        now = now_ms()
         bean = TraceBean(
             topic=self.owner.config.without_namespace(queue.topic), msg_id=result.msg_id,
             offset_msg_id=result.offset_msg_id, tags=message.tags, keys=message.keys, store_host=addr,

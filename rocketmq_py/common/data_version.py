@@ -7,23 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import time
 from dataclasses import dataclass, field
 
 from rocketmq_py import codec
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
+from rocketmq_py.common.clock import now_ms
 
 
 @dataclass
 class DataVersion:
-    timestamp: int = field(default_factory=_now_ms)
+    timestamp: int = field(default_factory=now_ms)
     counter: int = 0
 
     def next_version(self) -> None:
-        self.timestamp = _now_ms()
+        self.timestamp = now_ms()
         self.counter += 1
 
     def assign(self, other: "DataVersion") -> None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import re
-import time
 from dataclasses import dataclass, field
 
 from rocketmq_py import codec
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.json_shape import INT, LONG
 from rocketmq_py.errors import InvalidSelectorError
 
@@ -66,7 +66,7 @@ class SubscriptionData:
     sub_string: str = SUB_ALL
     tags_set: list[str] = field(default_factory=list)
     code_set: list[int] = field(default_factory=list)
-    sub_version: int = field(default_factory=lambda: int(time.time() * 1000))
+    sub_version: int = field(default_factory=now_ms)
     expression_type: str = ExpressionType.TAG
     class_filter_mode: bool = False
 

@@ -13,7 +13,6 @@ explicit clock, so tests can step time instead of sleeping.
 """
 from __future__ import annotations
 
-import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -24,10 +23,6 @@ DAY_PERIOD_MS = 3_600_000
 _MINUTE_KEEP = 7
 _HOUR_KEEP = 7
 _DAY_KEEP = 25
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,17 @@ def is_topic_or_group_illegal(name: str) -> bool:
     return not _VALID_CHARS.issuperset(name)
 
 
+def validate_topic(topic: str | None) -> str | None:
+    """The remark of Java's TopicValidator.validateTopic when ``topic`` is not valid, else None."""
+    if topic is None or not topic.strip():
+        return "The specified topic is blank."
+    if is_topic_or_group_illegal(topic):
+        return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
+    if len(topic) > TOPIC_MAX_LENGTH:
+        return "The specified topic is longer than topic max length."
+    return None
+
+
 def is_system_topic(topic: str) -> bool:
     return topic in SYSTEM_TOPICS or topic.startswith(SYSTEM_TOPIC_PREFIX)
 

@@ -16,9 +16,9 @@ import asyncio
 import datetime
 import logging
 import shutil
-import time
 from typing import Callable
 
+from rocketmq_py.common import clock
 from rocketmq_py.dledger.config import DLedgerConfig
 from rocketmq_py.dledger.files import DLedgerFile
 from rocketmq_py.dledger.store import DLedgerFileStore
@@ -79,7 +79,7 @@ class CleanSpaceService:
         while True:
             await asyncio.sleep(CLEAN_INTERVAL_S)
             try:
-                self.clean_once(time.time() * 1000, datetime.datetime.now().hour)
+                self.clean_once(clock.now_ms(), datetime.datetime.now().hour)
             except Exception:
                 _log.exception("[%s] cleaning the DLedger data files failed", self.config.self_id)
 

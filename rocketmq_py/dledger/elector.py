@@ -24,9 +24,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import time
 from typing import Callable
 
+from rocketmq_py.common.clock import monotonic_ms
 from rocketmq_py.dledger.codes import ResponseCode, Role, VoteResult
 from rocketmq_py.dledger.config import DLedgerConfig
 from rocketmq_py.dledger.member_state import MemberState
@@ -50,10 +50,6 @@ RoleChangeListener = Callable[[int, Role], None]
 _MAINTAIN_INTERVAL_S = 0.01
 #: The time of something that has not happened yet: any elapsed time since it is longer than any interval.
 _NEVER = float("-inf")
-
-
-def _now_ms() -> float:
-    return time.monotonic() * 1000.0
 
 
 class _ParseResult:
@@ -136,7 +132,7 @@ class LeaderElector:
     def change_role_to_follower(self, term: int, leader_id: str) -> None:
         self._last_parse_result = _ParseResult.WAIT_TO_REVOTE
         self.state.change_to_follower(term, leader_id)
-        self._last_leader_heart_beat_ms = _now_ms()
+        self._last_leader_heart_beat_ms = monotonic_ms()
         _log.info("[%s] follower of %s in term %d", self.state.self_id, leader_id, term)
         self._role_changed(term, Role.FOLLOWER)
 
@@ -167,7 +163,7 @@ class LeaderElector:
                 self.change_role_to_follower(request.term, request.leader_id)
                 return HeartBeatResponse()
             if request.leader_id == state.leader_id:
-                self._last_leader_heart_beat_ms = _now_ms()
+                self._last_leader_heart_beat_ms = monotonic_ms()
                 return HeartBeatResponse()
             _log.error("[%s][BUG] term %d has leader %s, but %s sent a heartbeat", state.self_id,
                        state.current_term, state.leader_id, request.leader_id)
@@ -183,7 +179,7 @@ class LeaderElector:
         not_ready = 0
         max_term = -1
         inconsistent_leader = False
-        started_ms = _now_ms()
+        started_ms = monotonic_ms()
         calls: dict[asyncio.Task[object], str] = {}
         for member_id in state.peer_map:
             if member_id == state.self_id:
@@ -194,7 +190,7 @@ class LeaderElector:
         pending = set(calls)
         deadline = started_ms + self.config.heart_beat_time_interval_ms
         while pending and not (state.is_quorum(succeeded) or state.is_quorum(succeeded + not_ready)):
-            done, pending = await asyncio.wait(pending, timeout=max(deadline - _now_ms(), 0) / 1000.0,
+            done, pending = await asyncio.wait(pending, timeout=max(deadline - monotonic_ms(), 0) / 1000.0,
                                                return_when=asyncio.FIRST_COMPLETED)
             if not done:
                 break
@@ -216,7 +212,7 @@ class LeaderElector:
                     not_ready += 1
                 state.peers_live[member_id] = code is not ResponseCode.NETWORK_ERROR
         if state.is_quorum(succeeded):
-            self._last_succ_heart_beat_ms = _now_ms()
+            self._last_succ_heart_beat_ms = monotonic_ms()
             return
         _log.info("[%s] heartbeats of term %d: %d succeeded, %d not ready, max term %d, inconsistent leader %s "
                   "(%d members)", state.self_id, term, succeeded, not_ready, max_term, inconsistent_leader,
@@ -227,23 +223,23 @@ class LeaderElector:
             self.change_role_to_candidate(max_term)
         elif inconsistent_leader:
             self.change_role_to_candidate(term)
-        elif _now_ms() - self._last_succ_heart_beat_ms > \
+        elif monotonic_ms() - self._last_succ_heart_beat_ms > \
                 self.config.max_heart_beat_leak * self.config.heart_beat_time_interval_ms:
             self.change_role_to_candidate(term)
 
     async def _maintain_as_leader(self) -> None:
-        if _now_ms() - self._last_send_heart_beat_ms <= self.config.heart_beat_time_interval_ms:
+        if monotonic_ms() - self._last_send_heart_beat_ms <= self.config.heart_beat_time_interval_ms:
             return
         if not self.state.is_leader:
             return
         term = self.state.current_term
         leader_id = self.state.leader_id
         assert leader_id is not None
-        self._last_send_heart_beat_ms = _now_ms()
+        self._last_send_heart_beat_ms = monotonic_ms()
         await self._send_heart_beats(term, leader_id)
 
     def _maintain_as_follower(self) -> None:
-        elapsed = _now_ms() - self._last_leader_heart_beat_ms
+        elapsed = monotonic_ms() - self._last_leader_heart_beat_ms
         if elapsed > self.config.max_heart_beat_leak * self.config.heart_beat_time_interval_ms \
                 and self.state.is_follower:
             _log.info("[%s] no heartbeat from leader %s for %.0f ms", self.state.self_id, self.state.leader_id,
@@ -302,11 +298,11 @@ class LeaderElector:
             high = self.config.max_take_leadership_vote_interval_ms
         else:
             low, high = self.config.min_vote_interval_ms, self.config.max_vote_interval_ms
-        return _now_ms() + low + self._random.randrange(high - low)
+        return monotonic_ms() + low + self._random.randrange(high - low)
 
     async def _maintain_as_candidate(self) -> None:
         state = self.state
-        if _now_ms() < self._next_time_to_request_vote_ms and not self._need_increase_term_immediately:
+        if monotonic_ms() < self._next_time_to_request_vote_ms and not self._need_increase_term_immediately:
             return
         if not state.is_candidate:
             return
@@ -326,7 +322,7 @@ class LeaderElector:
 
     async def _vote_round(self, term: int, ledger_end_term: int, ledger_end_index: int) -> None:
         state = self.state
-        started_ms = _now_ms()
+        started_ms = monotonic_ms()
         known_max_term = term
         valid = accepted = not_ready = bigger_ledger = 0
         already_has_leader = False
@@ -346,7 +342,7 @@ class LeaderElector:
         deadline = started_ms + 2000 + self._random.randrange(self.config.max_vote_interval_ms)
         while pending and not (already_has_leader or state.is_quorum(accepted)
                                or state.is_quorum(accepted + not_ready)):
-            done, pending = await asyncio.wait(pending, timeout=max(deadline - _now_ms(), 0) / 1000.0,
+            done, pending = await asyncio.wait(pending, timeout=max(deadline - monotonic_ms(), 0) / 1000.0,
                                                return_when=asyncio.FIRST_COMPLETED)
             if not done:
                 break
@@ -396,7 +392,7 @@ class LeaderElector:
             self._next_time_to_request_vote_ms = self._next_time_to_request_vote()
         self._last_parse_result = result_name
         _log.info("[%s] votes of term %d in %.0f ms: %d answered, %d accepted, %d not ready, %d with a longer "
-                  "ledger, already has a leader %s, max term %d: %s", state.self_id, term, _now_ms() - started_ms,
+                  "ledger, already has a leader %s, max term %d: %s", state.self_id, term, monotonic_ms() - started_ms,
                   answered, accepted, not_ready, bigger_ledger, already_has_leader, known_max_term, result_name)
         if result_name == _ParseResult.PASSED:
             self.change_role_to_leader(term)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from typing import Callable
 
+from rocketmq_py.common.clock import monotonic_ms
 from rocketmq_py.dledger.codes import PushType, ResponseCode
 from rocketmq_py.dledger.errors import DLedgerError
 from rocketmq_py.dledger.member_state import MemberState
@@ -37,17 +37,13 @@ ABNORMAL_CHECK_INTERVAL_S = 1.0
 MAX_CONTROL_REQUESTS = 1024
 
 
-def _now_ms() -> float:
-    return time.monotonic() * 1000.0
-
-
 class _Push:
     __slots__ = ("request", "future", "created_ms")
 
     def __init__(self, request: PushEntryRequest, future: asyncio.Future[PushEntryResponse | None]) -> None:
         self.request = request
         self.future = future
-        self.created_ms = _now_ms()
+        self.created_ms = monotonic_ms()
 
     def answer(self, response: PushEntryResponse | None) -> None:
         if not self.future.done():
@@ -240,7 +236,7 @@ class EntryHandler:
                 continue
             if first == end_index + 1:
                 return
-            if _now_ms() - push.created_ms >= APPEND_WAIT_MS and (fast_forward is None or first < fast_forward):
+            if monotonic_ms() - push.created_ms >= APPEND_WAIT_MS and (fast_forward is None or first < fast_forward):
                 fast_forward = first
         if fast_forward is not None:
             _log.warning("[%s] the push of entry %d waited for a gap after %d: asking the leader to compare",

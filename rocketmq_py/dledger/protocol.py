@@ -88,14 +88,6 @@ def entry_from_json(data: dict[str, Any], path: str) -> DLedgerEntry:
     )
 
 
-def _java_string_hash(text: str) -> int:
-    units = text.encode("utf-16-be")
-    value = 0
-    for i in range(0, len(units), 2):
-        value = (31 * value + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return value
-
-
 def java_hash_map_order(keys: list[str]) -> list[str]:
     """The order a ``java.util.HashMap`` of these string keys, put in this order, iterates them.
 
@@ -107,7 +99,7 @@ def java_hash_map_order(keys: list[str]) -> list[str]:
         capacity *= 2
 
     def bucket(key: str) -> int:
-        h = _java_string_hash(key)
+        h = codec.java_string_hash(key) & 0xFFFFFFFF  # as Java's unsigned shift sees it
         return (h ^ (h >> 16)) & (capacity - 1)
 
     return sorted(keys, key=bucket)  # sorted() is stable: a bucket keeps the put order

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from rocketmq_py.common.clock import monotonic_ms
 from rocketmq_py.dledger.codes import PushType, ResponseCode
 from rocketmq_py.dledger.config import DLedgerConfig
 from rocketmq_py.dledger.entry import DLedgerEntry
@@ -53,10 +54,6 @@ ERROR_PAUSE_S = 0.5
 MIN_WAIT_MS = 1.0
 
 
-def _now_ms() -> float:
-    return time.monotonic() * 1000.0
-
-
 @dataclass(frozen=True)
 class AppendedEntry:
     """Where an appended entry went."""
@@ -73,7 +70,7 @@ class _PendingAppend:
 
     future: asyncio.Future[list[AppendedEntry]]
     entries: list[AppendedEntry]
-    created_ms: float = field(default_factory=_now_ms)
+    created_ms: float = field(default_factory=monotonic_ms)
 
 
 class _Quota:
@@ -230,7 +227,7 @@ class EntryPusher:
         if not pending or not self.state.is_leader:
             return None
         oldest = next(iter(pending.values()))
-        return max(oldest.created_ms + self.config.max_wait_ack_time_ms - _now_ms(), MIN_WAIT_MS) / 1000.0
+        return max(oldest.created_ms + self.config.max_wait_ack_time_ms - monotonic_ms(), MIN_WAIT_MS) / 1000.0
 
     def _ack_once(self) -> None:
         state = self.state
@@ -248,7 +245,7 @@ class EntryPusher:
         if self.store.update_committed_index(term, quorum_index):
             self.on_committed()
         pending = self._pending.get(term, {})
-        now = _now_ms()
+        now = monotonic_ms()
         for index in list(pending):
             waiting = pending[index]
             if index <= quorum_index:
@@ -282,7 +279,7 @@ class _EntryDispatcher:
         self.write_index = -1
         self.waker = _Waker()
         self._last_push_commit_ms = float("-inf")
-        self._last_check_leak_ms = _now_ms()
+        self._last_check_leak_ms = monotonic_ms()
         #: Index -> when it was pushed (one entry per push).
         self._pending: dict[int, float] = {}
         #: First index -> (when it was pushed, how many entries) (batch pushes).
@@ -329,7 +326,7 @@ class _EntryDispatcher:
             sent_ms = self._pending.get(next_index)
         if sent_ms is not None:
             deadline = min(deadline, sent_ms + self.config.max_push_time_out_ms)
-        return max(deadline - _now_ms(), MIN_WAIT_MS) / 1000.0
+        return max(deadline - monotonic_ms(), MIN_WAIT_MS) / 1000.0
 
     def _fresh_state(self) -> bool:
         """False when this member is not the leader; a new term (or leader) starts over with COMPARE."""
@@ -391,9 +388,9 @@ class _EntryDispatcher:
     # --- COMMIT ----------------------------------------------------------------------------
 
     def _do_commit(self) -> None:
-        if _now_ms() - self._last_push_commit_ms > COMMIT_PUSH_INTERVAL_MS:
+        if monotonic_ms() - self._last_push_commit_ms > COMMIT_PUSH_INTERVAL_MS:
             self.pusher.transport.spawn(self.pusher.transport.push(self._request(None, PushType.COMMIT)))
-            self._last_push_commit_ms = _now_ms()
+            self._last_push_commit_ms = monotonic_ms()
 
     # --- APPEND, one entry per push ------------------------------------------------------------
 
@@ -403,9 +400,9 @@ class _EntryDispatcher:
             return
         await self._throttle(entry)
         request = self._request(entry, PushType.APPEND)
-        self._pending[index] = _now_ms()
+        self._pending[index] = monotonic_ms()
         self.pusher.transport.spawn(self._push_and_take(request, batch=False))
-        self._last_push_commit_ms = _now_ms()
+        self._last_push_commit_ms = monotonic_ms()
 
     async def _push_and_take(self, request: PushEntryRequest, *, batch: bool) -> None:
         response = await self.pusher.transport.push(request)
@@ -434,7 +431,7 @@ class _EntryDispatcher:
     async def _resend_unanswered(self) -> None:
         water_mark = self.pusher.peer_water_mark(self.term, self.peer_id)
         sent_ms = self._pending.get(water_mark + 1)
-        if sent_ms is not None and _now_ms() - sent_ms > self.config.max_push_time_out_ms:
+        if sent_ms is not None and monotonic_ms() - sent_ms > self.config.max_push_time_out_ms:
             _log.warning("[%s] no answer from %s to the push of %d: pushing it again", self.state.self_id,
                          self.peer_id, water_mark + 1)
             await self._append_one(water_mark + 1)
@@ -445,7 +442,7 @@ class _EntryDispatcher:
             del self._pending[index]
         for first in [f for f, (_, count) in self._batch_pending.items() if f + count - 1 <= water_mark]:
             del self._batch_pending[first]
-        self._last_check_leak_ms = _now_ms()
+        self._last_check_leak_ms = monotonic_ms()
 
     async def _do_append(self) -> None:
         pushed = 0
@@ -455,7 +452,7 @@ class _EntryDispatcher:
                 await self._resend_unanswered()
                 return
             if len(self._pending) >= MAX_PENDING_PUSHES or \
-                    _now_ms() - self._last_check_leak_ms > LEAK_CHECK_INTERVAL_MS:
+                    monotonic_ms() - self._last_check_leak_ms > LEAK_CHECK_INTERVAL_MS:
                 self._forget_answered()
             if len(self._pending) >= MAX_PENDING_PUSHES:
                 await self._resend_unanswered()
@@ -475,9 +472,9 @@ class _EntryDispatcher:
     def _send_batch(self) -> None:
         request = self._batch
         request.commit_index = self.store.committed_index
-        self._batch_pending[request.first_entry_index] = (_now_ms(), request.count)
+        self._batch_pending[request.first_entry_index] = (monotonic_ms(), request.count)
         self.pusher.transport.spawn(self._push_and_take(request, batch=True))
-        self._last_push_commit_ms = _now_ms()
+        self._last_push_commit_ms = monotonic_ms()
         self._reset_batch()
 
     async def _add_to_batch(self, index: int) -> None:
@@ -491,7 +488,7 @@ class _EntryDispatcher:
     async def _resend_unanswered_batch(self) -> None:
         water_mark = self.pusher.peer_water_mark(self.term, self.peer_id)
         sent = self._batch_pending.get(water_mark + 1)
-        if sent is not None and _now_ms() - sent[0] > self.config.max_push_time_out_ms:
+        if sent is not None and monotonic_ms() - sent[0] > self.config.max_push_time_out_ms:
             first, last = water_mark + 1, water_mark + sent[1]
             _log.warning("[%s] no answer from %s to the push of %d..%d: pushing them again", self.state.self_id,
                          self.peer_id, first, last)
@@ -510,7 +507,7 @@ class _EntryDispatcher:
                 await self._resend_unanswered_batch()
                 return
             if len(self._batch_pending) >= MAX_PENDING_PUSHES or \
-                    _now_ms() - self._last_check_leak_ms > LEAK_CHECK_INTERVAL_MS:
+                    monotonic_ms() - self._last_check_leak_ms > LEAK_CHECK_INTERVAL_MS:
                 self._forget_answered()
             if len(self._batch_pending) >= MAX_PENDING_PUSHES:
                 await self._resend_unanswered_batch()
@@ -530,7 +527,7 @@ class _EntryDispatcher:
         response = await self.pusher.transport.push(self._request(entry, PushType.TRUNCATE))
         if response.response_code is not ResponseCode.SUCCESS:
             raise DLedgerError(response.response_code, f"{self.peer_id} did not truncate at {truncate_index}")
-        self._last_push_commit_ms = _now_ms()
+        self._last_push_commit_ms = monotonic_ms()
         self._change_state(truncate_index, PushType.APPEND)
 
     async def _do_compare(self) -> None:

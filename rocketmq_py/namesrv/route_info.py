@@ -12,10 +12,10 @@ All methods run on the name server's event loop, so no locking is needed.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.data_version import DataVersion
 from rocketmq_py.common.route import MASTER_ID, BrokerData, ClusterInfo, PermName, QueueData, TopicList, TopicRouteData
 from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
@@ -27,10 +27,6 @@ BROKER_CHANNEL_EXPIRED_MILLIS = 120_000
 #: TopicSysFlag bits
 _UNIT_FLAG = 0x1
 _UNIT_SUB_FLAG = 0x2
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass
@@ -50,7 +46,7 @@ class RegisterBrokerResult:
 @dataclass
 class RouteInfoManager:
     expired_millis: int = BROKER_CHANNEL_EXPIRED_MILLIS
-    clock: Callable[[], int] = _now_ms
+    clock: Callable[[], int] = now_ms
     topic_queue_table: dict[str, dict[str, QueueData]] = field(default_factory=dict)
     broker_addr_table: dict[str, BrokerData] = field(default_factory=dict)
     cluster_addr_table: dict[str, set[str]] = field(default_factory=dict)

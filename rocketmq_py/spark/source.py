@@ -9,10 +9,10 @@ here holds a connection: the executors open theirs (see :mod:`rocketmq_py.spark.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.spark import require_pyspark
 
 require_pyspark()
@@ -224,7 +224,7 @@ class RocketMQStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for queue in bounds:  # queues that appeared since the query started are read from their beginning
             if queue.key in latest:
                 starts.setdefault(queue.key, queue.min_offset)
-        if self._target is None and not self._delay.admits(planning.backlog(starts, latest), time.time() * 1000):
+        if self._target is None and not self._delay.admits(planning.backlog(starts, latest), now_ms()):
             return start  # fewer than minOffsetsPerTrigger new messages and maxTriggerDelay not yet passed
         max_rows = None
         if ReadMaxRows is not None and isinstance(limit, ReadMaxRows):

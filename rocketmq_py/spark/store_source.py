@@ -23,6 +23,11 @@ require_pyspark()
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition  # noqa: E402
 
 from rocketmq_py import codec  # noqa: E402
+from rocketmq_py.common.sysflag import (  # noqa: E402
+    TRANSACTION_PREPARED_TYPE,
+    TRANSACTION_ROLLBACK_TYPE,
+    TRANSACTION_TYPE_MASK,
+)
 from rocketmq_py.spark import tasklog  # noqa: E402
 from rocketmq_py.spark.options import InvalidOptionError  # noqa: E402
 from rocketmq_py.spark.schema import read_struct_type, to_record_batch  # noqa: E402
@@ -34,10 +39,6 @@ if TYPE_CHECKING:
 
     from rocketmq_py.common.message import MessageExt
 
-#: sysflag bits of the transaction state (Java's MessageSysFlag): prepared and rollback are not delivered.
-TRANSACTION_TYPE_MASK = 0x3 << 2
-TRANSACTION_PREPARED_TYPE = 0x1 << 2
-TRANSACTION_ROLLBACK_TYPE = 0x3 << 2
 SYSTEM_TOPIC_PREFIXES = ("RMQ_SYS_", "rmq_sys_", "SCHEDULE_TOPIC_XXXX", "TRANS_CHECK_MAX_TIME_TOPIC")
 CHUNK_BYTES = 8 * 1024 * 1024
 STORE_OPTIONS = frozenset({"path", "paths", "topic", "includesystem", "brokername"})

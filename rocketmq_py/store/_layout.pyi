@@ -15,12 +15,9 @@ SYSFLAG_POSITION: int
 BORN_HOST_POSITION: int
 RECORD_BLANK: int
 RECORD_INVALID: int
-BORNHOST_V6_FLAG: int
-STOREHOSTADDRESS_V6_FLAG: int
 MAX_TOPIC_LENGTH: int
 MAX_PROPERTIES_LENGTH: int
 INT32_MAX: int
-SCHEDULE_TOPIC: str
 
 Buffer = Any  # anything with the buffer protocol: mmap, bytearray, memoryview, bytes (read only)
 
@@ -46,7 +43,6 @@ class RecordInfo:
     properties: str
     def as_tuple(self) -> tuple[Any, ...]: ...
 
-def java_string_hash(text: str) -> int: ...
 def index_key_hash(key: str) -> int: ...
 def record_length(sys_flag: int, body_length: int, topic_length: int, properties_length: int) -> int: ...
 def store_timestamp_position(sys_flag: int) -> int: ...

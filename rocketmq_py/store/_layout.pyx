@@ -14,13 +14,15 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SI
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.errno cimport EINVAL, errno
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 
+from rocketmq_py.common import sysflag
+from rocketmq_py.common.magic_codes import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE
+from rocketmq_py.common.message import MessageConst
+from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 
 IMPLEMENTATION = "cython"
 
-MESSAGE_MAGIC_CODE = -626843481
-BLANK_MAGIC_CODE = -875286124
 END_FILE_MIN_BLANK_LENGTH = 8
 CQ_UNIT_SIZE = 20
 INDEX_HEADER_SIZE = 40
@@ -32,16 +34,23 @@ SYSFLAG_POSITION = 36
 BORN_HOST_POSITION = 48
 RECORD_BLANK = 0
 RECORD_INVALID = -1
-BORNHOST_V6_FLAG = 0x10
-STOREHOSTADDRESS_V6_FLAG = 0x20
 MAX_TOPIC_LENGTH = 127
 MAX_PROPERTIES_LENGTH = 32767
 INT32_MAX = 0x7FFFFFFF
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+
+# C copies of the shared constants, read from their homes (common/magic_codes.py, common/sysflag.py,
+# MessageConst, common/topic.py).
+cdef int32_t C_MESSAGE_MAGIC = MESSAGE_MAGIC_CODE
+cdef int32_t C_BLANK_MAGIC = BLANK_MAGIC_CODE
+cdef int32_t C_BORN_V6 = sysflag.BORNHOST_V6_FLAG
+cdef int32_t C_STORE_V6 = sysflag.STOREHOSTADDRESS_V6_FLAG
+cdef bytes _SCHEDULE_TOPIC = RMQ_SYS_SCHEDULE_TOPIC.encode()
+cdef bytes _TAGS = MessageConst.TAGS.encode()
+cdef bytes _KEYS = MessageConst.KEYS.encode()
+cdef bytes _UNIQ_KEY = MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX.encode()
+cdef bytes _DELAY = MessageConst.DELAY_TIME_LEVEL.encode()
 
 cdef enum:
-    C_MESSAGE_MAGIC = -626843481
-    C_BLANK_MAGIC = -875286124
     C_BLANK_LENGTH = 8
     C_CQ_UNIT = 20
     C_INDEX_HEADER = 40
@@ -49,10 +58,6 @@ cdef enum:
     C_PHYSICAL_OFFSET_AT = 28
     C_SYSFLAG_AT = 36
     C_BORN_HOST_AT = 48
-    C_BORN_V6 = 0x10
-    C_STORE_V6 = 0x20
-
-cdef bytes _SCHEDULE_TOPIC = b"SCHEDULE_TOPIC_XXXX"
 
 
 cdef class RecordInfo:
@@ -275,8 +280,8 @@ cdef inline int64_t _crc(const uint8_t* data, Py_ssize_t length) noexcept:
 # --- hashes ----------------------------------------------------------------------------------------
 
 
-cpdef int32_t java_string_hash(str text):
-    """Java's ``String.hashCode()`` over UTF-16 code units, signed 32-bit."""
+cdef inline int32_t _java_string_hash(str text) noexcept:
+    """``codec.java_string_hash`` (the Python name's one home) at C level, for the tags code and the index."""
     return <int32_t>java_hash_on(0, text)
 
 
@@ -293,7 +298,7 @@ def index_key_hash(str key):
 
 
 cdef int32_t index_slot_hash(str key) except? -1:
-    return index_slot_of(java_string_hash(key))
+    return index_slot_of(_java_string_hash(key))
 
 
 cpdef Py_ssize_t record_length(int32_t sys_flag, Py_ssize_t body_length, Py_ssize_t topic_length,
@@ -556,14 +561,9 @@ cdef object _text(const uint8_t* data, Py_ssize_t length):
     return PyUnicode_DecodeUTF8(<const char*>data, length, "replace")
 
 
-cdef bint _name_is(const uint8_t* data, Py_ssize_t length, const char* name, Py_ssize_t name_length) noexcept:
-    cdef Py_ssize_t i
-    if length != name_length:
-        return False
-    for i in range(length):
-        if data[i] != <uint8_t>name[i]:
-            return False
-    return True
+cdef bint _name_is(const uint8_t* data, Py_ssize_t length, bytes name) noexcept:
+    """Whether the ``length`` bytes at ``data`` spell ``name`` (one of the module's names, never None)."""
+    return length == PyBytes_GET_SIZE(name) and memcmp(data, PyBytes_AS_STRING(name), length) == 0
 
 
 cdef int _parse_java_int(const uint8_t* data, Py_ssize_t length, int32_t* out) noexcept:
@@ -608,17 +608,17 @@ cdef int _read_properties(RecordInfo info, const uint8_t* data, Py_ssize_t lengt
             split += 1
         if start < split < end - 1:
             value_length = end - split - 1
-            if _name_is(data + start, split - start, b"TAGS", 4):
+            if _name_is(data + start, split - start, _TAGS):
                 tags, tags_length = data + split + 1, value_length
-            elif _name_is(data + start, split - start, b"KEYS", 4):
+            elif _name_is(data + start, split - start, _KEYS):
                 info.keys = _text(data + split + 1, value_length)
-            elif _name_is(data + start, split - start, b"UNIQ_KEY", 8):
+            elif _name_is(data + start, split - start, _UNIQ_KEY):
                 info.uniq_key = _text(data + split + 1, value_length)
-            elif _name_is(data + start, split - start, b"DELAY", 5):
+            elif _name_is(data + start, split - start, _DELAY):
                 delay, delay_length = data + split + 1, value_length
         start = end + 1
     if tags != NULL:
-        info.tags_code = java_string_hash(_text(tags, tags_length))
+        info.tags_code = _java_string_hash(_text(tags, tags_length))
     if schedule and delay != NULL:
         if not _parse_java_int(delay, delay_length, &level):
             return -2
@@ -684,8 +684,7 @@ cdef RecordInfo _check(const Span* span, Py_ssize_t position, Py_ssize_t limit, 
     info.physical_offset = load_i64(record.data + C_PHYSICAL_OFFSET_AT)
     info.sys_flag = sys_flag
     if properties_length > 0:
-        schedule = topic_length == 19 and _name_is(record.data + cursor - topic_length - 2, topic_length,
-                                                   _SCHEDULE_TOPIC, 19)
+        schedule = _name_is(record.data + cursor - topic_length - 2, topic_length, _SCHEDULE_TOPIC)
         if _read_properties(info, record.data + cursor, properties_length, schedule) == -2:
             return _invalid()
     return info

@@ -32,13 +32,17 @@ import struct
 import zlib
 from typing import Any, Sequence
 
+from rocketmq_py.codec import java_string_hash
+from rocketmq_py.common.magic_codes import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE
+from rocketmq_py.common.message import MessageConst
+from rocketmq_py.common.sysflag import BORNHOST_V6_FLAG, STOREHOSTADDRESS_V6_FLAG
+from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
+
 IMPLEMENTATION = "python"
 
 #: Anything with the buffer protocol (mmap, bytearray, memoryview; bytes where only read), as in _layout.pyi.
 Buffer = Any
 
-MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7
-BLANK_MAGIC_CODE = -875286124  # 0xCBD43194
 END_FILE_MIN_BLANK_LENGTH = 8
 CQ_UNIT_SIZE = 20
 INDEX_HEADER_SIZE = 40
@@ -54,17 +58,9 @@ BORN_HOST_POSITION = 48
 RECORD_BLANK = 0
 RECORD_INVALID = -1
 
-BORNHOST_V6_FLAG = 0x10
-STOREHOSTADDRESS_V6_FLAG = 0x20
 MAX_TOPIC_LENGTH = 127
 MAX_PROPERTIES_LENGTH = 32767
 INT32_MAX = 0x7FFFFFFF
-
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
-PROPERTY_KEYS = "KEYS"
-PROPERTY_TAGS = "TAGS"
-PROPERTY_UNIQ_KEY = "UNIQ_KEY"
-PROPERTY_DELAY = "DELAY"
 _NAME_VALUE_SEPARATOR = "\x01"
 _PROPERTY_SEPARATOR = "\x02"
 
@@ -149,15 +145,6 @@ def _int(value: int, bits: int, name: str) -> int:
 def _wrap64(value: int) -> int:
     """``value`` wrapped to a signed 64-bit integer, as Java's long arithmetic overflows."""
     return ((value + (1 << 63)) & 0xFFFFFFFFFFFFFFFF) - (1 << 63)
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode()`` over UTF-16 code units, signed 32-bit."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - 0x100000000 if h & 0x80000000 else h
 
 
 def index_key_hash(key: str) -> int:
@@ -419,13 +406,13 @@ def check_record(buffer: Buffer, position: int, limit: int, check_crc: bool = Tr
     if properties_length > 0:
         info.properties = record[cursor:cursor + properties_length].decode("utf-8", "replace")
         properties = _properties_map(info.properties)
-        info.keys = properties.get(PROPERTY_KEYS)
-        info.uniq_key = properties.get(PROPERTY_UNIQ_KEY)
-        tags = properties.get(PROPERTY_TAGS)
+        info.keys = properties.get(MessageConst.KEYS)
+        info.uniq_key = properties.get(MessageConst.UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+        tags = properties.get(MessageConst.TAGS)
         if tags:
             info.tags_code = java_string_hash(tags)
-        delay = properties.get(PROPERTY_DELAY)
-        if topic == SCHEDULE_TOPIC and delay is not None:
+        delay = properties.get(MessageConst.DELAY_TIME_LEVEL)
+        if topic == RMQ_SYS_SCHEDULE_TOPIC and delay is not None:
             level = _parse_java_int(delay)
             if level is None:
                 return RecordInfo(RECORD_INVALID)

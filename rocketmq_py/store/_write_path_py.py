@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from rocketmq_py.store import layout
 from rocketmq_py.store.index import index_keys
 from rocketmq_py.store.mapped_file import StoreDiskFullError
-from rocketmq_py.store.message import (
+from rocketmq_py.common.sysflag import (
     TRANSACTION_COMMIT_TYPE,
     TRANSACTION_NOT_TYPE,
     TRANSACTION_ROLLBACK_TYPE,

@@ -16,9 +16,9 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-import time
 from typing import Callable
 
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.store import layout
 from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.config import MessageStoreConfig
@@ -30,10 +30,6 @@ _INT64 = struct.Struct(">q")
 
 #: Called with each valid record found by recovery (the store builds its ConsumeQueue unit and index entries).
 Dispatcher = Callable[[layout.RecordInfo], None]
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def offset_msg_id(store_host: bytes, physical_offset: int) -> str:

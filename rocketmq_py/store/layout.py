@@ -19,8 +19,6 @@ else:
     _impl = load("rocketmq_py.store._layout", "rocketmq_py.store._layout_py")
 
 IMPLEMENTATION: str = _impl.IMPLEMENTATION
-MESSAGE_MAGIC_CODE: int = _impl.MESSAGE_MAGIC_CODE
-BLANK_MAGIC_CODE: int = _impl.BLANK_MAGIC_CODE
 END_FILE_MIN_BLANK_LENGTH: int = _impl.END_FILE_MIN_BLANK_LENGTH
 CQ_UNIT_SIZE: int = _impl.CQ_UNIT_SIZE
 INDEX_HEADER_SIZE: int = _impl.INDEX_HEADER_SIZE
@@ -33,7 +31,6 @@ MAX_TOPIC_LENGTH: int = _impl.MAX_TOPIC_LENGTH
 MAX_PROPERTIES_LENGTH: int = _impl.MAX_PROPERTIES_LENGTH
 
 RecordInfo = _impl.RecordInfo
-java_string_hash = _impl.java_string_hash
 index_key_hash = _impl.index_key_hash
 record_length = _impl.record_length
 store_timestamp_position = _impl.store_timestamp_position

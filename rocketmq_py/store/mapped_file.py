@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.errors import StoreError
 from rocketmq_py.store import layout
 
@@ -297,7 +298,7 @@ class MappedFileQueue:
         round, so no gap opens in the middle."""
         files = self.files[:-1]
         removed = []
-        now = time.time() * 1000
+        now = now_ms()
         for index, mapped in enumerate(files):
             expired = now >= mapped.last_modified_ms + expired_ms
             if not (expired or (deletable_before_expiry is not None and deletable_before_expiry(mapped))):

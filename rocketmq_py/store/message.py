@@ -14,17 +14,8 @@ from functools import lru_cache
 from typing import Mapping
 
 from rocketmq_py import codec
-
-PROPERTY_DELAY = "DELAY"
-PROPERTY_REAL_TOPIC = "REAL_TOPIC"
-PROPERTY_REAL_QUEUE_ID = "REAL_QID"
-PROPERTY_WAIT = "WAIT"
-
-TRANSACTION_TYPE_MASK = 0xC
-TRANSACTION_NOT_TYPE = 0x0
-TRANSACTION_PREPARED_TYPE = 0x4
-TRANSACTION_COMMIT_TYPE = 0x8
-TRANSACTION_ROLLBACK_TYPE = 0xC
+from rocketmq_py.common.message import MessageConst
+from rocketmq_py.common.sysflag import TRANSACTION_TYPE_MASK
 
 
 @lru_cache(maxsize=4096)
@@ -73,13 +64,13 @@ class StoreMessage:
     @property
     def delay_time_level(self) -> int:
         try:
-            return int(self.properties.get(PROPERTY_DELAY, "0"))
+            return int(self.properties.get(MessageConst.DELAY_TIME_LEVEL, "0"))
         except ValueError:
             return 0
 
     @property
     def wait_store_msg_ok(self) -> bool:
-        return self.properties.get(PROPERTY_WAIT) != "false"
+        return self.properties.get(MessageConst.WAIT_STORE_MSG_OK) != "false"
 
     def encoded_properties(self) -> bytes:
         if self.properties_string is None:
@@ -107,4 +98,4 @@ class StoreMessageBatch:
 
     @property
     def wait_store_msg_ok(self) -> bool:
-        return self.properties.get(PROPERTY_WAIT) != "false"
+        return self.properties.get(MessageConst.WAIT_STORE_MSG_OK) != "false"

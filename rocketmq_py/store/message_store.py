@@ -29,12 +29,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from rocketmq_py import codec
-from rocketmq_py.common.message import MessageExt
+from rocketmq_py.common.clock import now_ms
+from rocketmq_py.common.message import MessageConst, MessageExt
+from rocketmq_py.common.sysflag import TRANSACTION_COMMIT_TYPE, TRANSACTION_NOT_TYPE, TRANSACTION_TYPE_MASK
+from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 from rocketmq_py.errors import CodecError
 from rocketmq_py.store import layout
 from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.clean import CleanService, DiskUsage, disk_used_ratio
-from rocketmq_py.store.commit_log import CommitLog, now_ms, offset_msg_id
+from rocketmq_py.store.commit_log import CommitLog, offset_msg_id
 from rocketmq_py.store.config import SLAVE, SYNC_FLUSH, SYNC_MASTER, MessageStoreConfig, delay_level_table
 from rocketmq_py.store.consume_queue import ConsumeQueue, names_a_directory
 from rocketmq_py.store.consumed import ConsumedOffsets, ConsumerProgress
@@ -44,17 +47,7 @@ from rocketmq_py.store.index import IndexService
 from rocketmq_py.store.lock import StoreLock
 from rocketmq_py.store.mapped_file import StoreDiskFullError
 from rocketmq_py.errors import StoreError
-from rocketmq_py.store.message import (
-    PROPERTY_DELAY,
-    PROPERTY_REAL_QUEUE_ID,
-    PROPERTY_REAL_TOPIC,
-    TRANSACTION_COMMIT_TYPE,
-    TRANSACTION_NOT_TYPE,
-    TRANSACTION_TYPE_MASK,
-    StoreMessage,
-    StoreMessageBatch,
-    pack_host,
-)
+from rocketmq_py.store.message import StoreMessage, StoreMessageBatch, pack_host
 from rocketmq_py.store.reads import StoreReads
 from rocketmq_py.store.schedule import ScheduleMessageService
 from rocketmq_py.store.results import AppendMessageResult, AppendMessageStatus, PutMessageResult, PutMessageStatus
@@ -65,7 +58,6 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 
 #: ``listener(topic, queue_id, next_queue_offset, tags_code, store_timestamp, properties_text)``
 ArrivalListener = Callable[[str, int, int, int, int, str], None]
@@ -326,11 +318,11 @@ class MessageStore(StoreReads):
         if level <= 0:
             return
         level = min(level, self.max_delay_level)
-        msg.properties[PROPERTY_DELAY] = str(level)
-        msg.properties[PROPERTY_REAL_TOPIC] = msg.topic
-        msg.properties[PROPERTY_REAL_QUEUE_ID] = str(msg.queue_id)
+        msg.properties[MessageConst.DELAY_TIME_LEVEL] = str(level)
+        msg.properties[MessageConst.REAL_TOPIC] = msg.topic
+        msg.properties[MessageConst.REAL_QUEUE_ID] = str(msg.queue_id)
         msg.properties_string = None
-        msg.topic = SCHEDULE_TOPIC
+        msg.topic = RMQ_SYS_SCHEDULE_TOPIC
         msg.queue_id = level - 1
 
     def append_messages(self, batch: StoreMessageBatch) -> PutMessageResult:
@@ -338,7 +330,8 @@ class MessageStore(StoreReads):
         refused = self._check_store_status() or self._check_topic(batch.topic)
         if refused:
             return PutMessageResult(refused)
-        if batch.sys_flag & TRANSACTION_TYPE_MASK != TRANSACTION_NOT_TYPE or PROPERTY_DELAY in batch.properties:
+        transactional = batch.sys_flag & TRANSACTION_TYPE_MASK != TRANSACTION_NOT_TYPE
+        if transactional or MessageConst.DELAY_TIME_LEVEL in batch.properties:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
         if len(batch.body) > self.config.max_message_size:
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
@@ -594,7 +587,7 @@ class MessageStore(StoreReads):
 
     def clean_unused_topic(self, topics: Iterable[str]) -> int:
         """Drop the ConsumeQueues of every topic not in ``topics`` (but the schedule topic); return how many."""
-        keep = set(topics) | {SCHEDULE_TOPIC}
+        keep = set(topics) | {RMQ_SYS_SCHEDULE_TOPIC}
         removed = 0
         for topic in [t for t in self.consume_queue_table if t not in keep]:
             for queue_id, consume_queue in self.consume_queue_table.pop(topic).items():

@@ -13,16 +13,13 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
+from rocketmq_py.common.clock import now_ms
+from rocketmq_py.common.message import MessageConst
+from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 from rocketmq_py.store.config_files import DelayOffsetTable
 from rocketmq_py.store.flush import ServiceThread
 from rocketmq_py.store.results import PutMessageStatus
-from rocketmq_py.store.message import (
-    PROPERTY_DELAY,
-    PROPERTY_REAL_QUEUE_ID,
-    PROPERTY_REAL_TOPIC,
-    PROPERTY_WAIT,
-    StoreMessage,
-)
+from rocketmq_py.store.message import StoreMessage
 
 if TYPE_CHECKING:
     from rocketmq_py.common.message import MessageExt
@@ -32,7 +29,6 @@ _log = logging.getLogger(__name__)
 #: Put answers that a retry cannot change.
 _NEVER_STORABLE = (PutMessageStatus.MESSAGE_ILLEGAL, PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
 
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
 FIRST_DELAY_MS = 1000
 DELAY_FOR_A_WHILE_MS = 100
@@ -43,15 +39,15 @@ def message_timeup(message: MessageExt) -> StoreMessage | None:
     """The message to put back on its real topic, or None when it names none."""
     properties = dict(message.properties)
     stored = codec.properties_to_string(properties)
-    topic = properties.get(PROPERTY_REAL_TOPIC)
+    topic = properties.get(MessageConst.REAL_TOPIC)
     try:
-        queue_id = int(properties.get(PROPERTY_REAL_QUEUE_ID, ""))
+        queue_id = int(properties.get(MessageConst.REAL_QUEUE_ID, ""))
     except ValueError:
         return None
     if not topic:
         return None
-    properties.pop(PROPERTY_DELAY, None)
-    properties[PROPERTY_WAIT] = "false"
+    properties.pop(MessageConst.DELAY_TIME_LEVEL, None)
+    properties[MessageConst.WAIT_STORE_MSG_OK] = "false"
     return StoreMessage(
         topic=topic, body=message.body, queue_id=queue_id, flag=message.flag, properties=properties,
         sys_flag=message.sys_flag, born_timestamp=message.born_timestamp, born_host=message.born_host,
@@ -73,7 +69,7 @@ class ScheduleMessageService(ServiceThread):
         self.offsets.load()
         for level in self.store.delay_levels:
             current = self.offsets.offset_table.get(level)
-            consume_queue = self.store.get_consume_queue(SCHEDULE_TOPIC, level - 1)
+            consume_queue = self.store.get_consume_queue(RMQ_SYS_SCHEDULE_TOPIC, level - 1)
             if current is None or consume_queue is None:
                 continue
             corrected = min(max(current, consume_queue.min_offset_in_queue), consume_queue.max_offset_in_queue)
@@ -103,7 +99,7 @@ class ScheduleMessageService(ServiceThread):
     def deliver_level(self, level: int) -> int:
         """Deliver the due messages of one level; return how long to wait before looking again (ms)."""
         offset = self.offsets.offset_table.get(level, 0)
-        consume_queue = self.store.get_consume_queue(SCHEDULE_TOPIC, level - 1)
+        consume_queue = self.store.get_consume_queue(RMQ_SYS_SCHEDULE_TOPIC, level - 1)
         if consume_queue is None:
             return DELAY_FOR_A_WHILE_MS
         units = consume_queue.read_units(offset)
@@ -115,7 +111,7 @@ class ScheduleMessageService(ServiceThread):
             return DELAY_FOR_A_WHILE_MS
         delay = self.store.delay_levels[level]
         for index, (physical, size, deliver_at) in enumerate(units):
-            now = int(time.time() * 1000)
+            now = now_ms()
             if deliver_at > now + delay:
                 deliver_at = now
             if deliver_at > now:

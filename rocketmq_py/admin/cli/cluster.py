@@ -7,11 +7,11 @@ import argparse
 import asyncio
 import logging
 import sys
-import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py.admin.cli import Command, Output
 from rocketmq_py.admin.cli.java_text import printf
+from rocketmq_py.common import clock
 from rocketmq_py.errors import RocketMQError
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def _totals(stats: dict[str, str]) -> tuple[int, int, int, int]:
 
 async def _cluster_list_once(admin: AsyncAdmin, more_stats: bool) -> Output:
     rows = await _cluster_rows(admin)
-    now_ms = int(time.time() * 1000)
+    now_ms = clock.now_ms()
     if more_stats:
         text = [printf("%-16s  %-32s %14s %14s %14s %14s%n", "#Cluster Name", "#Broker Name", "#InTotalYest",
                        "#OutTotalYest", "#InTotalToday", "#OutTotalToday")]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,7 @@ from rocketmq_py.admin.cli.java_text import (
     subscription_group_text,
 )
 from rocketmq_py.admin.cli.topics import java_bool
+from rocketmq_py.common import clock
 from rocketmq_py.common.heartbeat_consumer import ConsumeType
 from rocketmq_py.common.mq_version import version_desc
 from rocketmq_py.common.topic import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
@@ -304,7 +304,7 @@ async def _consumer_status(admin: AsyncAdmin, args: argparse.Namespace) -> Outpu
     if args.client_id:
         info = await admin.get_consumer_running_info(group, args.client_id.strip(), args.jstack)
         return Output(running_info_text(info), info)
-    now_ms = int(time.time() * 1000)
+    now_ms = clock.now_ms()
     text = [printf("%-10s %-40s %-20s %s%n", "#Index", "#ClientId", "#Version", "#ConsumerRunningInfoFile")]
     infos: dict[str, ConsumerRunningInfo] = {}
     for index, client in enumerate(connection.connection_set, 1):

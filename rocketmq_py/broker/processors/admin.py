@@ -19,7 +19,6 @@ from rocketmq_py import codec
 from rocketmq_py.broker import bodies
 from rocketmq_py.broker.config import refuse_unsupported
 from rocketmq_py.broker.processors.common import fail, ok
-from rocketmq_py.broker.processors.send import validate_topic
 from rocketmq_py.common import json_shape
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.config_file import (
@@ -37,6 +36,7 @@ from rocketmq_py.common.headers.admin import (
     TopicRequestHeader,
 )
 from rocketmq_py.common.subscription_group import SUBSCRIPTION_GROUP_SHAPE, SubscriptionGroupConfig
+from rocketmq_py.common.topic import validate_topic
 from rocketmq_py.common.topic_config import TOPIC_FILTER_TYPES, TopicConfig
 from rocketmq_py.common.kv import KVTable
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RemotingSysResponseCode, RequestContext

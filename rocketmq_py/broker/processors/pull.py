@@ -23,6 +23,7 @@ from rocketmq_py import codec
 from rocketmq_py.broker.filter import ExpressionMessageFilter, build_subscription, cached_selector
 from rocketmq_py.broker.long_polling import PullRequest
 from rocketmq_py.broker.processors.common import fail, suggest_todo
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.filter import ExpressionType
 from rocketmq_py.common.headers.pull import (
@@ -33,6 +34,7 @@ from rocketmq_py.common.headers.pull import (
     PullMessageResponseHeader,
 )
 from rocketmq_py.common.heartbeat_consumer import MessageModel
+from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
 from rocketmq_py.errors import CodecError
@@ -216,8 +218,8 @@ class PullMessageProcessor:
                  "offsetRequest": header.queue_offset}
         message = StoreMessage(
             topic=RMQ_SYS_OFFSET_MOVED_EVENT, body=codec.json_dumps(event).encode(), queue_id=0,
-            properties={"TAGS": header.consumer_group, "KEYS": header.consumer_group},
-            born_timestamp=time.time_ns() // 1_000_000, born_host=broker.broker_addr, store_host=broker.broker_addr,
+            properties={MessageConst.TAGS: header.consumer_group, MessageConst.KEYS: header.consumer_group},
+            born_timestamp=now_ms(), born_host=broker.broker_addr, store_host=broker.broker_addr,
         )
         result = broker.store.append_message(message)
         if not result.is_ok:

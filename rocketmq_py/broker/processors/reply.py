@@ -7,11 +7,11 @@ when ``storeReplyMessageEnable``. The answer tells whether the push worked.
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
-from rocketmq_py.broker.processors.send import random_queue_id
+from rocketmq_py.broker.queue_choice import random_queue_id
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.send import (
     ReplyMessageRequestHeader,
@@ -80,14 +80,14 @@ class ReplyMessageProcessor:
         if connection is None:
             return False, f"push reply message fail, channel of <{sender}> not found."
         pushed = dict(properties)
-        pushed[MessageConst.PUSH_REPLY_TIME] = str(time.time_ns() // 1_000_000)
+        pushed[MessageConst.PUSH_REPLY_TIME] = str(now_ms())
         push_header = ReplyMessageRequestHeader(
             producer_group=header.producer_group, topic=header.topic, default_topic=header.default_topic,
             default_topic_queue_nums=header.default_topic_queue_nums, queue_id=header.queue_id,
             sys_flag=header.sys_flag, born_timestamp=header.born_timestamp, flag=header.flag,
             properties=codec.properties_to_string(pushed), reconsume_times=header.reconsume_times,
             unit_mode=header.unit_mode, born_host=ctx.remote_address, store_host=self.broker.store_host,
-            store_timestamp=time.time_ns() // 1_000_000,
+            store_timestamp=now_ms(),
         )
         request = create_request(RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT, push_header.to_ext_fields(), body)
         try:

@@ -12,13 +12,14 @@ MSG_REGION and TRACE_ON, which the Java client reads after a successful send.
 from __future__ import annotations
 
 import logging
-import random
 import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
 from rocketmq_py.broker.processors.common import VERSION_3_4_9, fail, suggest_todo
+from rocketmq_py.broker.queue_choice import random_queue_id
 from rocketmq_py.common import topic as topics
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.consumer import ConsumerSendMsgBackRequestHeader
 from rocketmq_py.common.headers.send import (
@@ -28,6 +29,7 @@ from rocketmq_py.common.headers.send import (
 )
 from rocketmq_py.common.message import MessageConst
 from rocketmq_py.common.route import PermName
+from rocketmq_py.common.sysflag import MULTI_TAGS_FLAG
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RequestContext, create_response
 from rocketmq_py.store import PutMessageResult, PutMessageStatus, StoreMessage, StoreMessageBatch, disk_used_ratio
@@ -38,7 +40,6 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 DLQ_NUMS_PER_GROUP = 1
-MULTI_TAGS_FLAG = 0x2
 PERM_RW = PermName.READ | PermName.WRITE
 
 _STORED = {
@@ -55,21 +56,6 @@ def topic_config_text(config: TopicConfig) -> str:
             f"writeQueueNums={config.write_queue_nums}, perm={PermName.to_string(config.perm)}, "
             f"topicFilterType={config.topic_filter_type}, topicSysFlag={config.topic_sys_flag}, "
             f"order={'true' if config.order else 'false'}]")
-
-
-def validate_topic(topic: str | None) -> str | None:
-    """The remark of Java's TopicValidator.validateTopic when ``topic`` is not valid, else None."""
-    if topic is None or not topic.strip():
-        return "The specified topic is blank."
-    if topics.is_topic_or_group_illegal(topic):
-        return "The specified topic contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
-    if len(topic) > topics.TOPIC_MAX_LENGTH:
-        return "The specified topic is longer than topic max length."
-    return None
-
-
-def random_queue_id(queue_nums: int) -> int:
-    return random.randrange(99999999) % queue_nums if queue_nums > 0 else 0
 
 
 class SendMessageProcessor:
@@ -108,14 +94,14 @@ class SendMessageProcessor:
         broker = self.broker
         config = broker.config
         start = config.start_accept_send_request_time_stamp
-        if start and time.time() * 1000 < start:
+        if start and now_ms() < start:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(start / 1000))
             return None, self.send_response(request, ResponseCode.SYSTEM_ERROR, f"broker unable to service, until {when}")
         topic = header.topic
         if not config.broker_permission & PermName.WRITE and broker.topics.is_order_topic(topic):
             return None, self.send_response(request, ResponseCode.NO_PERMISSION,
                                         f"the broker[{config.broker_ip1}] sending message is forbidden")
-        remark = validate_topic(topic)
+        remark = topics.validate_topic(topic)
         if remark is not None:
             return None, self.send_response(request, ResponseCode.SYSTEM_ERROR, remark)
         if topics.is_not_allowed_send_topic(topic):
@@ -167,12 +153,12 @@ class SendMessageProcessor:
         fields = request.ext_fields or {}
         if request.code == RequestCode.SEND_MESSAGE:
             if fields.get("topic") is None:
-                return self.send_response(request, ResponseCode.SYSTEM_ERROR, validate_topic(None))
+                return self.send_response(request, ResponseCode.SYSTEM_ERROR, topics.validate_topic(None))
             header: SendMessageRequestHeaderV2 | SendMessageRequestHeader = \
                 SendMessageRequestHeader.from_ext_fields(fields)
         else:
             if fields.get("b") is None:
-                return self.send_response(request, ResponseCode.SYSTEM_ERROR, validate_topic(None))
+                return self.send_response(request, ResponseCode.SYSTEM_ERROR, topics.validate_topic(None))
             header = SendMessageRequestHeaderV2.from_ext_fields(fields)
         topic_config, refusal = self.check_send(ctx, request, header)
         if refusal is not None:

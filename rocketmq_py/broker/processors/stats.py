@@ -7,12 +7,12 @@ GET_CONSUMER_RUNNING_INFO (307) / CONSUME_MESSAGE_DIRECTLY (309), which are pass
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
 from rocketmq_py.broker import bodies
 from rocketmq_py.broker.processors.common import fail, ok
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.codes import RequestCode, ResponseCode
 from rocketmq_py.common.headers.admin import (
     GetConsumerConnectionListRequestHeader,
@@ -149,7 +149,7 @@ class StatsProcessor:
                     "messageQueue": self._queue(header.topic, queue_id).to_json(), "minTimeStamp": min_time}
             if consumer_offset < max_offset:
                 next_time = store.get_message_store_timestamp(header.topic, queue_id, consumer_offset)
-                span["delayTime"] = int(time.time() * 1000) - next_time
+                span["delayTime"] = now_ms() - next_time
             spans.append(span)
         return ok(request, body=bodies.consume_time_span(spans))
 

@@ -22,8 +22,8 @@ from rocketmq_py.client.consumer.listener import (
     ConsumeConcurrentlyStatus,
     concurrently_status,
 )
-from rocketmq_py.client.consumer.process_queue import now_ms
 from rocketmq_py.client.consumer.runner import AsyncRunner, ThreadRunner
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.consumer_body import CMResult, ConsumeMessageDirectlyResult
 from rocketmq_py.common.heartbeat_consumer import MessageModel
 from rocketmq_py.common.message import MessageConst

@@ -11,10 +11,10 @@ read-write lock; the flow control reads the counts without it.
 from __future__ import annotations
 
 import threading
-import time
 from collections import deque
 from typing import TYPE_CHECKING, Iterable
 
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.message import MessageConst
 
 if TYPE_CHECKING:
@@ -29,10 +29,6 @@ REBALANCE_LOCK_MAX_LIVE_TIME_MS = 30_000
 REBALANCE_LOCK_INTERVAL_MS = 20_000
 
 MAX_OFFSET = MessageConst.MAX_OFFSET
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class _OffsetMap:

@@ -18,13 +18,13 @@ from rocketmq_py.client.consumer.allocate import resolve_strategy
 from rocketmq_py.client.failure_log import FailureLog
 from rocketmq_py.client.consumer.config import PushConsumerConfig, make_config
 from rocketmq_py.client.consumer.listener import Listener
-from rocketmq_py.client.consumer.process_queue import now_ms
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
 from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
 from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, cancel_and_wait
 from rocketmq_py.client.consumer.stats import FlowControlTimes
 from rocketmq_py.client.consumer.stream import BatchStream
 from rocketmq_py.common import validators
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.heartbeat_consumer import ConsumeType, MessageModel
 from rocketmq_py.common.message import Message, MessageConst

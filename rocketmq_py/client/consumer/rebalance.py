@@ -16,8 +16,9 @@ import logging
 from typing import TYPE_CHECKING, Iterable
 
 from rocketmq_py.client.consumer.offset_store import NO_OFFSET, ReadOffsetType
-from rocketmq_py.client.consumer.process_queue import ProcessQueue, now_ms
+from rocketmq_py.client.consumer.process_queue import ProcessQueue
 from rocketmq_py.client.consumer.rebalance_listener import notify
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.heartbeat_consumer import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketmq_py.common.topic import RETRY_GROUP_TOPIC_PREFIX
 from rocketmq_py.errors import ClientError, RocketMQError

@@ -14,13 +14,13 @@ import asyncio
 import enum
 import logging
 import os
-import time
 from typing import TYPE_CHECKING, Any, Coroutine, Iterable
 
 from rocketmq_py.client.consumer.offset_store import LocalFileOffsetStore, ReadOffsetType, RemoteBrokerOffsetStore
 from rocketmq_py.client.consumer.stats import ConsumerStats
 from rocketmq_py.client.mq_admin import MQAdminMethods
 from rocketmq_py.client.producer.core import ServiceState
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.heartbeat_consumer import ConsumeType, ConsumerData, MessageModel
 from rocketmq_py.errors import ClientError, ClientStateError, RocketMQError
@@ -111,7 +111,7 @@ class ConsumerMember(MQAdminMethods):
         self.instance: "MQClientInstance | None" = None
         self.offset_store: OffsetStore | None = None
         self.stats = ConsumerStats()
-        self.start_timestamp = int(time.time() * 1000)
+        self.start_timestamp = now_ms()
         self._rebalance_wakeup: asyncio.Event | None = None
         self._background: list[asyncio.Task[None]] = []
         #: Short tasks started by the consumer's plain methods (subscribe) and its pull tasks.

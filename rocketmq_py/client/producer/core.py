@@ -17,7 +17,6 @@ import asyncio
 import dataclasses
 import enum
 import logging
-import time
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Generator, Sequence, TypeVar
 
 from rocketmq_py.client.config import ProducerConfig
@@ -29,6 +28,7 @@ from rocketmq_py.client.producer.publish_info import TopicPublishInfo, publish_i
 from rocketmq_py.client.producer.result import SendResult, SendStatus
 from rocketmq_py.client.producer.selector import as_selector_function
 from rocketmq_py.common import sysflag, validators
+from rocketmq_py.common.clock import monotonic_ms, now_ms
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.message import Message, MessageConst
 from rocketmq_py.common.message_queue import MessageQueue
@@ -79,10 +79,6 @@ class CommunicationMode(enum.Enum):
     SYNC = "SYNC"
     ASYNC = "ASYNC"
     ONEWAY = "ONEWAY"
-
-
-def _now_ms() -> float:
-    return time.monotonic() * 1000.0
 
 
 def no_broker_error(queue: MessageQueue) -> BrokerNotFoundError:
@@ -360,7 +356,7 @@ class AsyncProducer(MQAdminMethods):
         """Send a request message and wait for its reply (Java's request()); the reply comes back as a
         :class:`MessageExt` pushed by the broker. Raises :class:`RequestTimeoutError` when no reply
         arrives within ``timeout_ms`` (default ``send_msg_timeout``), sending included."""
-        started = _now_ms()
+        started = monotonic_ms()
         instance = self._running_instance()
         timeout = self.config.send_msg_timeout if timeout_ms is None else timeout_ms
         validators.check_message(message, self.config.max_message_size)
@@ -376,8 +372,8 @@ class AsyncProducer(MQAdminMethods):
             await instance.send_heartbeat_to_all_brokers()
         reply = instance.reply_futures.expect(correlation_id)
         try:
-            await self.send_async(message, queue, selector=selector, arg=arg, timeout_ms=timeout - (_now_ms() - started))
-            remaining_s = max(timeout - (_now_ms() - started), 0.0) / 1000.0
+            await self.send_async(message, queue, selector=selector, arg=arg, timeout_ms=timeout - (monotonic_ms() - started))
+            remaining_s = max(timeout - (monotonic_ms() - started), 0.0) / 1000.0
             return await asyncio.wait_for(reply, remaining_s)
         except asyncio.TimeoutError:
             raise RequestTimeoutError(
@@ -409,7 +405,7 @@ class AsyncProducer(MQAdminMethods):
         raise InvalidArgumentError(f"expected a Message or a list of messages, got {type(message).__name__}")
 
     async def _send_default(self, message: Message, mode: CommunicationMode, timeout_ms: float) -> SendResult | None:
-        started = _now_ms()
+        started = monotonic_ms()
         info = await self._publish_info_or_raise(self.config.with_namespace(message.topic))
         if mode is CommunicationMode.ASYNC:
             return await self._send_async_attempts(message, info, started, timeout_ms)
@@ -446,7 +442,7 @@ class AsyncProducer(MQAdminMethods):
             if queue is None:
                 break
             brokers_sent.append(queue.broker_name)
-            attempt_started = _now_ms()
+            attempt_started = monotonic_ms()
             spent = attempt_started - started
             if spent > timeout_ms:
                 timed_out = True
@@ -454,12 +450,12 @@ class AsyncProducer(MQAdminMethods):
             try:
                 result = yield queue, timeout_ms - spent
             except (RemotingError, ClientError) as error:
-                self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
+                self.fault_strategy.update(queue.broker_name, monotonic_ms() - attempt_started, True)
                 self._failures.failed(queue.broker_name, error, f"trying again (queue {queue.queue_id})")
                 last_error = error
                 continue
             except BrokerResponseError as error:
-                self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
+                self.fault_strategy.update(queue.broker_name, monotonic_ms() - attempt_started, True)
                 last_error = error
                 if error.code in self.config.retry_response_codes:
                     self._failures.failed(queue.broker_name, error, "refused, trying again")
@@ -467,7 +463,7 @@ class AsyncProducer(MQAdminMethods):
                 if result is not None:
                     return result
                 raise
-            self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, False)
+            self.fault_strategy.update(queue.broker_name, monotonic_ms() - attempt_started, False)
             self._failures.succeeded(queue.broker_name)
             if mode is CommunicationMode.ONEWAY:
                 return None
@@ -496,7 +492,7 @@ class AsyncProducer(MQAdminMethods):
         elif isinstance(error, ClientError):
             code = ClientErrorCode.BROKER_NOT_EXIST_EXCEPTION
         failure = SendFailedError(
-            f"send [{len(brokers)}] times, still failed, cost [{_now_ms() - started:.0f}]ms, topic: {message.topic}, "
+            f"send [{len(brokers)}] times, still failed, cost [{monotonic_ms() - started:.0f}]ms, topic: {message.topic}, "
             f"brokers sent: {brokers}; last error: {error}", code,
         )
         failure.__cause__ = error
@@ -510,31 +506,31 @@ class AsyncProducer(MQAdminMethods):
         retries = self.config.retry_times_when_send_async_failed
         attempt = 0
         while True:
-            attempt_started = _now_ms()
+            attempt_started = monotonic_ms()
             spent = attempt_started - started
             if spent > timeout_ms:
                 raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up (topic {message.topic})")
             try:
                 result = await self._send_kernel(message, queue, CommunicationMode.SYNC, timeout_ms - spent)
             except BrokerResponseError:
-                self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
+                self.fault_strategy.update(queue.broker_name, monotonic_ms() - attempt_started, True)
                 raise
             except (RemotingError, ClientError) as error:
-                self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, True)
+                self.fault_strategy.update(queue.broker_name, monotonic_ms() - attempt_started, True)
                 attempt += 1
                 if attempt > retries:
                     raise
                 self._failures.failed(queue.broker_name, error, f"async send retry {attempt}")
                 queue = self.fault_strategy.select(info, queue.broker_name) or queue
                 continue
-            self.fault_strategy.update(queue.broker_name, _now_ms() - attempt_started, False)
+            self.fault_strategy.update(queue.broker_name, monotonic_ms() - attempt_started, False)
             self._failures.succeeded(queue.broker_name)
             assert result is not None
             return result
 
     async def _send_select(self, message: Message, selector: SelectorLike, arg: Any, mode: CommunicationMode,
                            timeout_ms: float) -> SendResult | None:
-        started = _now_ms()
+        started = monotonic_ms()
         info = await self._publish_info_or_raise(self.config.with_namespace(message.topic))
         chosen, remaining = self.selected_queue(info, message, selector, arg, started, timeout_ms)
         return await self._send_kernel(message, chosen, mode, remaining)
@@ -549,7 +545,7 @@ class AsyncProducer(MQAdminMethods):
         chosen = select(queues, message, arg)
         if chosen is None:
             raise InvalidArgumentError("the message queue selector returned None: it must return one of the queues")
-        spent = _now_ms() - started
+        spent = monotonic_ms() - started
         if spent > timeout_ms:
             raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up while selecting a queue")
         return MessageQueue(self.config.with_namespace(chosen.topic), chosen.broker_name, chosen.queue_id), \
@@ -580,7 +576,7 @@ class AsyncProducer(MQAdminMethods):
 
     async def _send_kernel(self, message: Message, queue: MessageQueue, mode: CommunicationMode,
                            timeout_ms: float) -> SendResult | None:
-        started = _now_ms()
+        started = monotonic_ms()
         instance = self._running_instance()
         addr = await self._broker_address(queue)
         code, header, body, remaining = self.send_request_parts(message, queue, started, timeout_ms)
@@ -590,10 +586,10 @@ class AsyncProducer(MQAdminMethods):
         try:
             response = await instance.api.send_message(addr, code, header, body, remaining)
         except BaseException as error:
-            self._run_hooks(message, queue, addr, None, error, _now_ms() - started)
+            self._run_hooks(message, queue, addr, None, error, monotonic_ms() - started)
             raise
         result = self.send_result(message, queue, response)
-        self._run_hooks(message, queue, addr, result, None, _now_ms() - started)
+        self._run_hooks(message, queue, addr, result, None, monotonic_ms() - started)
         return result
 
     def send_request_parts(self, message: Message, queue: MessageQueue, started: float, timeout_ms: float
@@ -627,7 +623,7 @@ class AsyncProducer(MQAdminMethods):
             self.config.default_topic_queue_nums,  # default_topic_queue_nums
             queue.queue_id,  # queue_id
             sys_flag,  # sys_flag
-            time.time_ns() // 1_000_000,  # born_timestamp
+            now_ms(),  # born_timestamp
             message.flag,  # flag
             codec.properties_to_string(properties),  # properties
             0,  # reconsume_times
@@ -649,7 +645,7 @@ class AsyncProducer(MQAdminMethods):
             code = RequestCode.SEND_BATCH_MESSAGE
         else:
             code = RequestCode.SEND_MESSAGE_V2
-        remaining = timeout_ms - (_now_ms() - started)
+        remaining = timeout_ms - (monotonic_ms() - started)
         if remaining <= 0:
             raise SendTimeoutError(f"the send timeout of {timeout_ms:g} ms was used up before the request was sent")
         return code, header, body, remaining

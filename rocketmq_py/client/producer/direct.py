@@ -16,11 +16,11 @@ belong to the loop.
 """
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
 from rocketmq_py.client.api import stored_or_raise
 from rocketmq_py.client.producer.core import AsyncProducer, CommunicationMode, ServiceState, no_broker_error
+from rocketmq_py.common.clock import monotonic_ms
 from rocketmq_py.common.message import Message
 from rocketmq_py.remoting.direct import DirectChannels
 
@@ -30,10 +30,6 @@ if TYPE_CHECKING:
     from rocketmq_py.client.producer.selector import SelectorLike
     from rocketmq_py.common.message_queue import MessageQueue
     from rocketmq_py.remoting.blocking import BackgroundLoop
-
-
-def _now_ms() -> float:
-    return time.monotonic() * 1000.0
 
 
 class DirectSender:
@@ -58,11 +54,11 @@ class DirectSender:
         timeout = core.config.send_msg_timeout if timeout_ms is None else timeout_ms
         prepared = core.prepare_message(message)
         if selector is not None:
-            chosen, remaining = core.selected_queue(info, prepared, selector, arg, _now_ms(), timeout)
+            chosen, remaining = core.selected_queue(info, prepared, selector, arg, monotonic_ms(), timeout)
             return self._send_kernel(prepared, chosen, remaining)
         if queue is not None:
             return self._send_kernel(prepared, core.target_queue(prepared, queue), timeout)
-        return _run_attempts(core.sync_attempts(prepared, info, CommunicationMode.SYNC, timeout, _now_ms()),
+        return _run_attempts(core.sync_attempts(prepared, info, CommunicationMode.SYNC, timeout, monotonic_ms()),
                              lambda attempt: self._send_kernel(prepared, *attempt))
 
     def close(self) -> None:
@@ -84,7 +80,7 @@ class DirectSender:
 
     def _send_kernel(self, message: Message, queue: MessageQueue, timeout_ms: float) -> SendResult:
         core = self._core
-        started = _now_ms()
+        started = monotonic_ms()
         addr = self._broker_address(queue)
         code, header, body, remaining = core.send_request_parts(message, queue, started, timeout_ms)
         request = self._api.send_message_request(code, header, body)

@@ -9,19 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import time
 from dataclasses import dataclass
 
+from rocketmq_py.common.clock import monotonic_ms
 from rocketmq_py.common.message_queue import MessageQueue
 
 if TYPE_CHECKING:
     from rocketmq_py.client.producer.publish_info import TopicPublishInfo
 
 ISOLATION_LATENCY_MS = 30_000
-
-
-def _now_ms() -> float:
-    return time.monotonic() * 1000.0
 
 
 @dataclass
@@ -31,7 +27,7 @@ class FaultItem:
     start_timestamp: float
 
     def is_available(self, now: float | None = None) -> bool:
-        return (_now_ms() if now is None else now) >= self.start_timestamp
+        return (monotonic_ms() if now is None else now) >= self.start_timestamp
 
     def sort_key(self, now: float) -> tuple[Any, ...]:
         return (not self.is_available(now), self.current_latency, self.start_timestamp)
@@ -43,7 +39,7 @@ class LatencyFaultTolerance:
         self._worst = 0
 
     def update(self, broker_name: str, current_latency: float, not_available_ms: float) -> None:
-        start = _now_ms() + not_available_ms
+        start = monotonic_ms() + not_available_ms
         item = self.items.get(broker_name)
         if item is None:
             self.items[broker_name] = FaultItem(broker_name, current_latency, start)
@@ -62,7 +58,7 @@ class LatencyFaultTolerance:
         """A broker to try when all are marked unavailable: among the better half, in turn."""
         if not self.items:
             return None
-        now = _now_ms()
+        now = monotonic_ms()
         import random  # lazy: see rocketmq_py/_lazy.py
 
         ranked = list(self.items.values())
