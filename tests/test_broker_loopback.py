@@ -17,6 +17,7 @@ from rocketmq_py.common.route import ClusterInfo, TopicRouteData
 from rocketmq_py.remoting import RemotingClient, create_request, create_response
 
 from support.broker import BrokerEnv, heartbeat
+from support.cluster import wait_until
 
 
 @asynccontextmanager
@@ -196,8 +197,8 @@ async def test_long_polling_parks_and_wakes_with_the_original_opaque(env):
     await env.create_topic("TL", queues=1)
     request = env.pull("TL", 0, 0, suspend_ms=10000, timeout_ms=15000)
     task = asyncio.create_task(request)
-    await asyncio.sleep(0.2)
-    assert not task.done() and env.broker.hold_service.suspended == 1
+    await wait_until(lambda: env.broker.hold_service.suspended == 1)
+    assert not task.done()
     await env.send("TL", b"late", queue_id=0)
     response = await asyncio.wait_for(task, 3)
     assert response.code == ResponseCode.SUCCESS and [m.body for m in messages(response.body)] == [b"late"]
@@ -206,15 +207,14 @@ async def test_long_polling_parks_and_wakes_with_the_original_opaque(env):
 
 async def test_long_polling_ignores_messages_the_filter_refuses_and_times_out(env):
     await env.create_topic("TF", queues=1)
-    started = time.monotonic()
-    task = asyncio.create_task(env.pull("TF", 0, 0, sub="Wanted", suspend_ms=800))
-    await asyncio.sleep(0.2)
+    task = asyncio.create_task(env.pull("TF", 0, 0, sub="Wanted", suspend_ms=3000))
+    await wait_until(lambda: env.broker.hold_service.suspended == 1)
+    # The store tells the hold service of the arrival before the send is answered: the pull is still parked.
     await env.send("TF", b"other", tags="Other", queue_id=0)
-    await asyncio.sleep(0.2)
-    assert not task.done()
-    response = await asyncio.wait_for(task, 5)
+    assert not task.done() and env.broker.hold_service.suspended == 1
+    response = await asyncio.wait_for(task, 30)
     assert response.code == ResponseCode.PULL_RETRY_IMMEDIATELY
-    assert time.monotonic() - started >= 0.75
+    assert env.broker.hold_service.suspended == 0
 
 
 async def test_pull_commits_the_offset_it_carries(env):
