@@ -15,6 +15,7 @@ import pytest
 from support.child import child_cwd, child_env
 
 from rocketmq_py.broker.config import UNSUPPORTED_WHEN_TRUE
+from rocketmq_py.remoting.server import probe_bind
 from rocketmq_py.store.lock import StoreLock
 
 #: Runs the command with prometheus_client made unimportable, as in an install that left it out.
@@ -103,9 +104,27 @@ def test_a_broker_whose_port_is_taken_is_refused_in_one_line_before_it_reads_its
     assert not (tmp_path / "store" / "commitlog").exists()
 
 
-def test_a_broker_whose_ha_port_is_taken_is_refused_in_one_line(tmp_path, taken_port):
-    conf = _broker_conf(tmp_path, f"listenPort={taken_port - 1}\n")
-    _assert_refused(_run(["broker", "-c", str(conf)]), f"the HA port (listenPort + 1) {taken_port} on 0.0.0.0 "
+@pytest.fixture
+def taken_ha_port():
+    """A port some other process listens on, whose port below was free a moment ago (the broker's listenPort). On a
+    busy machine the port below a random one is sometimes in use too: the broker then refused its listenPort first."""
+    for _ in range(100):
+        with socket.socket() as sock:
+            sock.bind(("0.0.0.0", 0))
+            sock.listen()
+            port = sock.getsockname()[1]
+            try:
+                probe_bind("0.0.0.0", port - 1)
+            except OSError:
+                continue
+            yield port
+            return
+    pytest.fail("no port with a free port below it in 100 tries")
+
+
+def test_a_broker_whose_ha_port_is_taken_is_refused_in_one_line(tmp_path, taken_ha_port):
+    conf = _broker_conf(tmp_path, f"listenPort={taken_ha_port - 1}\n")
+    _assert_refused(_run(["broker", "-c", str(conf)]), f"the HA port (listenPort + 1) {taken_ha_port} on 0.0.0.0 "
                                                         "is not free")
 
 
