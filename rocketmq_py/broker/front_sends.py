@@ -131,14 +131,16 @@ def _settings_of(broker: BrokerController, version: int) -> dict[str, Any]:
 class SendPlacement:
     """The broker process's side: the settings its fronts build with, and the placement of what they built.
 
-    The front pool (``rocketmq_py.remoting.front_pool``) asks :meth:`settings` at a front's start, after each
-    placement and every tenth of a second, and pushes them to every front when they changed."""
+    The front pool (``rocketmq_py.remoting.front_pool``) asks :meth:`settings` at a front's start and every
+    tenth of a second, reads :attr:`current_settings` after each placement, and pushes them to every front
+    when they changed."""
 
     def __init__(self, broker: BrokerController) -> None:
         self.broker = broker
         self.version = 0
         self._key: tuple[object, ...] | None = None
-        self._settings = b""
+        #: The settings as last made (by :meth:`settings` or :meth:`place`).
+        self.current_settings = b""
 
     def _current_key(self) -> tuple[object, ...]:
         """Everything the settings are made of, cheaply: equal keys, equal settings."""
@@ -157,13 +159,16 @@ class SendPlacement:
         if key != self._key:
             self._key = key
             self.version = self.version % 0xFFFFFFFF + 1
-            self._settings = json.dumps(_settings_of(self.broker, self.version), separators=(",", ":")).encode()
-        return self._settings
+            self.current_settings = json.dumps(_settings_of(self.broker, self.version),
+                                               separators=(",", ":")).encode()
+        return self.current_settings
 
     def place(self, payload: bytes) -> bytes:
-        """Place the records of one PLACE message; the PLACED message's payload."""
+        """Place the records of one PLACE message, when they were built with the current settings (made anew
+        here when they changed); the PLACED message's payload."""
         number, version, sends = _PLACE_HEAD.unpack_from(payload, 0)
-        if version != self.version or self._current_key() != self._key:
+        self.settings()
+        if version != self.version:
             return _PLACED_HEAD.pack(number, 0)  # built with old settings: the front relays the sends
         position = _PLACE_HEAD.size
         parts = []

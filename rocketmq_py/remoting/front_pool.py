@@ -43,11 +43,15 @@ _SETTINGS_CHECK_S = 0.1
 class FrontService(Protocol):
     """The server's side of requests its fronts serve themselves (a broker's: ``rocketmq_py.broker.front_sends``)."""
 
+    #: The settings as :meth:`settings` or :meth:`place` last made them.
+    current_settings: bytes
+
     def settings(self) -> bytes:
         """The fronts' :attr:`Relay.SERVE_SETTINGS` payload now: the same object while nothing changed."""
 
     def place(self, payload: bytes) -> bytes:
-        """Serve a front's :attr:`Relay.PLACE` message; the payload of the :attr:`Relay.PLACED` answer."""
+        """Serve a front's :attr:`Relay.PLACE` message (with the settings made anew when they changed); the
+        payload of the :attr:`Relay.PLACED` answer."""
 
 
 class RelayedTls:
@@ -363,12 +367,10 @@ class FrontPool:
         """Place a front's records and answer it; new settings reach every front before the answer."""
         assert self.service is not None
         placed = self.service.place(payload)
-        self._push_settings()
+        self._push_settings(self.service.current_settings)
         channel.send(Relay.PLACED, 0, placed)
 
-    def _push_settings(self) -> None:
-        assert self.service is not None
-        settings = self.service.settings()
+    def _push_settings(self, settings: bytes) -> None:
         if settings is not self._settings:
             self._settings = settings
             for channel in self._channels.values():
@@ -377,8 +379,9 @@ class FrontPool:
     async def _watch_settings(self) -> None:
         while not self._stopping:
             await asyncio.sleep(_SETTINGS_CHECK_S)
+            assert self.service is not None
             try:
-                self._push_settings()
+                self._push_settings(self.service.settings())
             except Exception:
                 _log.exception("the fronts' settings could not be made")
 
