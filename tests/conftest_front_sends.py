@@ -45,6 +45,22 @@ def free_port(host: str) -> int:
         return int(sock.getsockname()[1])
 
 
+def free_broker_port(hosts: tuple[str, ...]) -> int:
+    """A port free on each of ``hosts``, and the port after it (the broker's HA port, listenPort + 1)."""
+    while True:
+        port = free_port(hosts[0])
+        if port + 1 > 65535:
+            continue
+        try:
+            for host in hosts:
+                for candidate in (port, port + 1):
+                    with socket.socket() as sock:
+                        sock.bind((host, candidate))
+        except OSError:
+            continue
+        return port
+
+
 def fixed_queues(frames: list[bytes]) -> list[bytes]:
     """``frames`` with every ``queueId`` of -1 made 0..3: a front draws such a queue from its own process's
     random numbers, which the test cannot seed, and the queue a send lands in must be the same in both runs."""
@@ -125,7 +141,7 @@ async def run_broker(root: Path, frames: list[bytes], *, bind: str, port: int, c
 async def differential(tmp_path: Path, frames: list[bytes], *, workers: int, topics: list[TopicConfig],
                        **options: Any) -> tuple[FrontRun, FrontRun]:
     """The same frames through a broker with ``workers`` fronts and one without: ``(fronts, alone)``."""
-    port = free_port("127.0.0.1")
+    port = free_broker_port(("127.0.0.1", "127.0.0.2"))
     client_port = free_port("127.0.0.1")
     runs = []
     for name, bind, count in (("fronts", "127.0.0.1", workers), ("alone", "127.0.0.2", 0)):

@@ -245,6 +245,8 @@ class FrontSends:
 
     def take(self, client: FrontClient, frame: bytes) -> bool:
         """True when this front serves ``frame`` (length prefix included); False to relay it."""
+        if frame[4] == codec.SERIALIZE_ROCKETMQ and int.from_bytes(frame[8:10], "big") not in SEND_CODES:
+            return False  # the binary header's code comes first: no need to decode a pull's frame
         try:
             request = codec.decode_frame(memoryview(frame)[4:])
         except CodecError:
