@@ -3,14 +3,21 @@ files and answers (issue 30). The suite runs once with the compiled modules and 
 fronts build with both forms of the send fast path."""
 from __future__ import annotations
 
+import os
 import random
+import signal
 
 import pytest
 
+from conftest_broker import BrokerEnv
+from conftest_cluster import wait_until
 from conftest_front_sends import differential, fixed_queues
 from conftest_send_fast import mixed_sends
 
+from rocketmq_py import codec
+from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
+from rocketmq_py.errors import RocketMQError
 
 TOPICS = [TopicConfig(topic_name="Plain", read_queue_nums=8, write_queue_nums=8),
           TopicConfig(topic_name="Tagged", read_queue_nums=4, write_queue_nums=4, topic_filter_type=MULTI_TAG),
@@ -42,3 +49,50 @@ async def test_sync_flush_sends_that_wait_are_served_by_the_broker_process(tmp_p
     assert 0 < fronts.placed_by_fronts < 100
     assert fronts.files == alone.files
     assert fronts.answers == alone.answers
+
+
+async def test_a_front_killed_between_placement_and_answer_loses_nothing_acknowledged(tmp_path):
+    """``kill -9`` of a front after the broker process placed a send and before the front answered it: every
+    acknowledged send is stored, the unanswered one is stored too (the client sends it again, as after any
+    broken connection), and the front is started again and serves sends."""
+    async with BrokerEnv(tmp_path, server_worker_processes=1) as env:
+        broker = env.broker
+        assert broker is not None
+        await env.create_topic("TK", queues=1)
+        [victim] = broker.server.front_pids
+        placement = broker.server.front_service
+        place = placement.place
+        placed_sends = 0
+
+        def place_then_kill(payload: bytes) -> bytes:
+            nonlocal placed_sends
+            answer = place(payload)
+            if answer[4]:
+                placed_sends += 1
+                if placed_sends == 5:
+                    os.kill(victim, signal.SIGKILL)  # the PLACED answer is written to a dead front
+            return answer
+
+        placement.place = place_then_kill
+        acknowledged = []
+        for number in range(1000):
+            try:
+                response = await env.send("TK", f"m{number}".encode(), queue_id=0, properties={"WAIT": "false"})
+            except RocketMQError:
+                break
+            assert response.code == ResponseCode.SUCCESS
+            acknowledged.append(f"m{number}".encode())
+        assert placed_sends == 5
+        await wait_until(lambda: len(broker.server.front_pids) == 1 and victim not in broker.server.front_pids,
+                         timeout=30)
+        after = await env.send("TK", b"after", queue_id=0, properties={"WAIT": "false"})
+        assert after.code == ResponseCode.SUCCESS
+        assert placed_sends >= 6  # the new front serves sends too
+        stored: list[bytes] = []
+        while True:
+            pulled = await env.pull("TK", 0, len(stored))
+            if pulled.code != ResponseCode.SUCCESS:
+                break
+            stored += [record.body for record in codec.decode_store_records(pulled.body or b"")]
+        unanswered = f"m{len(acknowledged)}".encode()
+        assert stored == [*acknowledged, unanswered, b"after"]
