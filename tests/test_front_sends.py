@@ -29,8 +29,9 @@ TOPIC_NAMES = [topic.topic_name for topic in TOPICS]
 async def test_fronts_and_the_broker_alone_store_and_answer_the_same_bytes(tmp_path, seed, workers):
     frames = fixed_queues(mixed_sends(random.Random(seed), 300, TOPIC_NAMES))
     fronts, alone = await differential(tmp_path, frames, workers=workers, topics=TOPICS)
-    # The fronts must have built most sends themselves (else this compares the broker with itself) ...
-    assert fronts.placed_by_fronts > 150
+    # The fronts must have built most sends themselves (else this compares the broker with itself): of the
+    # ~200 they may take, all but those to a topic a send just created (the fronts learn it within 0.1 s) ...
+    assert fronts.placed_by_fronts > 120
     assert alone.placed_by_fronts == 0
     # ... and the CommitLog rolled, so placements met a full file.
     assert sum(name.startswith("commitlog/") for name in fronts.files) > 3

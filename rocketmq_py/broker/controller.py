@@ -209,6 +209,8 @@ class BrokerController:
                                  self.config.listen_port - 2, error)
                     self.fast_server = None
             self.store.start()
+            # The fronts started before the store, with settings that refuse every put: they take sends now.
+            self.server.push_front_settings()
             await self.replication.start()
             await self._start_metrics()
         except BaseException:

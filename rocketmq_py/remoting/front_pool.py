@@ -370,6 +370,11 @@ class FrontPool:
         self._push_settings(self.service.current_settings)
         channel.send(Relay.PLACED, 0, placed)
 
+    def push_settings(self) -> None:
+        """Push the service's settings to every front now, when they changed."""
+        if self.service is not None:
+            self._push_settings(self.service.settings())
+
     def _push_settings(self, settings: bytes) -> None:
         if settings is not self._settings:
             self._settings = settings
@@ -379,9 +384,8 @@ class FrontPool:
     async def _watch_settings(self) -> None:
         while not self._stopping:
             await asyncio.sleep(_SETTINGS_CHECK_S)
-            assert self.service is not None
             try:
-                self._push_settings(self.service.settings())
+                self.push_settings()
             except Exception:
                 _log.exception("the fronts' settings could not be made")
 

@@ -283,6 +283,12 @@ class RemotingServer:
         """The process ids of the front processes (``config.worker_processes``); empty without them."""
         return self._server.pids if isinstance(self._server, FrontPool) else []
 
+    def push_front_settings(self) -> None:
+        """Tell the front processes the :attr:`front_service`'s settings now, when they changed (they are
+        checked every tenth of a second anyway)."""
+        if isinstance(self._server, FrontPool):
+            self._server.push_settings()
+
     @property
     def tls_mode(self) -> TlsMode:
         """The TLS mode the server runs in (known once :meth:`start` returned)."""
