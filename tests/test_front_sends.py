@@ -18,6 +18,7 @@ from rocketmq_py import codec
 from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.topic_config import MULTI_TAG, TopicConfig
 from rocketmq_py.errors import RocketMQError
+from rocketmq_py.remoting.protocol import RemotingConnection
 
 TOPICS = [TopicConfig(topic_name="Plain", read_queue_nums=8, write_queue_nums=8),
           TopicConfig(topic_name="Tagged", read_queue_nums=4, write_queue_nums=4, topic_filter_type=MULTI_TAG),
@@ -97,3 +98,28 @@ async def test_a_front_killed_between_placement_and_answer_loses_nothing_acknowl
             stored += [record.body for record in codec.decode_store_records(pulled.body or b"")]
         unanswered = f"m{len(acknowledged)}".encode()
         assert stored == [*acknowledged, unanswered, b"after"]
+
+
+async def test_a_client_whose_sends_a_front_serves_is_not_idle_to_the_broker_process(tmp_path, monkeypatch):
+    """The broker process closes a connection it hears nothing from (serverChannelMaxIdleTimeSeconds); the
+    front tells it that a client whose sends it serves itself is active."""
+    noted: list[str] = []
+    original = RemotingConnection.note_activity
+
+    def noting(connection: RemotingConnection) -> None:
+        noted.append(connection.remote_address)
+        original(connection)
+
+    monkeypatch.setattr(RemotingConnection, "note_activity", noting)
+    async with BrokerEnv(tmp_path, server_worker_processes=1) as env:
+        assert env.broker is not None
+        await env.create_topic("TA", queues=1)
+        # The first sends may be relayed (the fronts learn of the topic within 0.1 s); the others are served.
+        for number in range(1000):
+            response = await env.send("TA", b"m", queue_id=0, properties={"WAIT": "false"})
+            assert response.code == ResponseCode.SUCCESS
+            if noted:
+                break
+        local = env.client.connection(env.addr)
+        assert local is not None
+        assert noted == [local.local_address]

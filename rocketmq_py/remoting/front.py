@@ -33,6 +33,9 @@ __all__ = ["main"]
 
 _log = logging.getLogger(__name__)
 
+#: How often at most a front tells the server that a client it serves itself is active (for idle closing).
+_ACTIVE_EVERY_S = 1.0
+
 
 class FrameServer(Protocol):
     """What a module named in :attr:`Relay.SERVE_SETTINGS` gives the front: it serves some frames itself."""
@@ -61,6 +64,8 @@ class _ClientRelay(asyncio.Protocol):
         self._partial = bytearray()
         #: The client sent a length no frame has: its bytes go to the server as they come (which closes it).
         self._unframed = False
+        #: When the server was last told that this client is active (it sees no frame the front serves).
+        self._active_told_at = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
@@ -91,6 +96,7 @@ class _ClientRelay(asyncio.Protocol):
         size = len(view)
         position = 0
         relay_from = 0
+        served = False
         while size - position >= 4:
             length = int.from_bytes(view[position:position + 4], "big")
             if length < 4 or length > codec.MAX_FRAME_LENGTH:
@@ -104,7 +110,10 @@ class _ClientRelay(asyncio.Protocol):
                 if relay_from < position:
                     self.front.send(Relay.DATA, self.conn, view[relay_from:position])
                 relay_from = end
+                served = True
             position = end
+        if served:
+            self._tell_active()
         if relay_from < position:
             self.front.send(Relay.DATA, self.conn, data if relay_from == 0 and view is data and position == size
                             else view[relay_from:position])
@@ -114,6 +123,14 @@ class _ClientRelay(asyncio.Protocol):
             self._partial = bytearray(data[position:])
         else:
             del partial[:position]
+
+    def _tell_active(self) -> None:
+        """The server closes a client it hears nothing from (serverChannelMaxIdleTimeSeconds): a client whose
+        requests this front serves itself is not idle."""
+        now = self.front.loop_time()
+        if now - self._active_told_at >= _ACTIVE_EVERY_S:
+            self._active_told_at = now
+            self.front.send(Relay.ACTIVE, self.conn)
 
     def write(self, data: bytes) -> None:
         """Write the front's own answer to the client."""
@@ -155,6 +172,9 @@ class _FrontChannel(RelayChannel):
         self.frame_server: FrameServer | None = None
 
     # --- clients ------------------------------------------------------------------
+
+    def loop_time(self) -> float:
+        return self._loop.time()
 
     def new_client(self) -> _ClientRelay:
         self._next_conn = self._next_conn % 0xFFFFFFFF + 1

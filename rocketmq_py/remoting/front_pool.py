@@ -199,6 +199,10 @@ class _ServerChannel(RelayChannel):
             transport = self.connections.get(conn)
             if transport is not None:
                 transport.block_writes(client=kind is Relay.WRITE_PAUSED)
+        elif kind is Relay.ACTIVE:
+            transport = self.connections.get(conn)
+            if transport is not None and transport.protocol is not None:
+                transport.protocol.note_activity()
         elif kind is Relay.PLACE and self.pool.service is not None:
             self.pool.place(self, payload)
         elif kind is Relay.READY:

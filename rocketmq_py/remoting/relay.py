@@ -75,6 +75,9 @@ class Relay(IntEnum):
     # server -> front
     #: Where a PLACE message's records were placed, or that they were not.
     PLACED = 15
+    # front -> server
+    #: The front served requests of this client itself: the client is not idle (at most one a second).
+    ACTIVE = 16
 
 
 _DATA = int(Relay.DATA)
