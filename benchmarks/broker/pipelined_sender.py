@@ -27,7 +27,7 @@ from rocketmq_py.remoting import RemotingClient, create_request
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "compat-tests"))
 
-from harness.cpu import process_tree_cpu_s  # noqa: E402
+from harness.cpu import process_cpu_s, process_tree_cpu_s  # noqa: E402
 from harness.pipelined import Counters, PipelinedConnection, frame, send_frames  # noqa: E402
 
 PULL_GROUP = "capacity_cg"
@@ -111,18 +111,19 @@ async def run(args: argparse.Namespace) -> dict:
         connections.append(protocol)
     await asyncio.sleep(args.warmup)
     start = (time.monotonic(), counters.messages, counters.responses, counters.busy, counters.other,
-             process_tree_cpu_s(args.broker_pid), own_cpu_s())
+             process_tree_cpu_s(args.broker_pid), own_cpu_s(), process_cpu_s(args.broker_pid))
     if args.probe:
         probed = await probe(args.addr, args.topic, args.seconds)
     else:
         probed = None
         await asyncio.sleep(args.seconds)
     end = (time.monotonic(), counters.messages, counters.responses, counters.busy, counters.other,
-           process_tree_cpu_s(args.broker_pid), own_cpu_s())
+           process_tree_cpu_s(args.broker_pid), own_cpu_s(), process_cpu_s(args.broker_pid))
     for connection in connections:
         connection.stopped = True
         connection.transport.close()
-    elapsed, messages, responses, busy, other, broker_cpu, sender_cpu = (b - a for a, b in zip(start, end))
+    elapsed, messages, responses, busy, other, broker_cpu, sender_cpu, process_cpu = (
+        b - a for a, b in zip(start, end))
     return {
         "mode": args.mode, "seconds": round(elapsed, 3), "messages": messages, "responses": responses,
         "system_busy": busy, "other_errors": other, "other_codes": counters.other_codes,
@@ -130,6 +131,9 @@ async def run(args: argparse.Namespace) -> dict:
         "broker_cpu_s": round(broker_cpu, 3),
         "broker_cpu_us_per_msg": round(broker_cpu * 1e6 / messages, 2) if messages else None,
         "msgs_per_broker_cpu_s": round(messages / broker_cpu, 1) if broker_cpu else None,
+        # The broker process alone, without its front processes (the same as broker_cpu_* without fronts).
+        "broker_process_cpu_us_per_msg": round(process_cpu * 1e6 / messages, 2) if messages else None,
+        "fronts_cpu_us_per_msg": round((broker_cpu - process_cpu) * 1e6 / messages, 2) if messages else None,
         "sender_cpu_s": round(sender_cpu, 3),
         "sender_cpu_us_per_msg": round(sender_cpu * 1e6 / messages, 2) if messages else None,
         **({"probe_latency": probed} if probed is not None else {}),

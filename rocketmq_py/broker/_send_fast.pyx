@@ -86,10 +86,23 @@ cdef class SendFastPath:
 
     def answer(self, ctx, request):
         """The response to a plain send, stored; None (having changed nothing) for any other request."""
+        built = self.build(ctx.remote_address, request)
+        if built is None:
+            return None
+        records, count, topic, queue_id = <tuple>built
+        started = _monotonic()
+        put = self.store.append_records(records)
+        if put.status is not PUT_OK:  # refused now (a full disk): the processor gives the answer
+            return None
+        self.broker.stats.on_put(topic, count, put.wrote_bytes, int((_monotonic() - started) * 1000))
+        return self.respond(request, queue_id, put.physical_offsets, put.queue_offsets[0])
+
+    def build(self, remote_address, request):
+        """The records of a plain send from ``remote_address`` (the born host): ``(records, count, topic,
+        queue_id)``; None (having changed nothing) for any other request."""
         cdef int code = request.code
         cdef int32_t sys_flag
         cdef long long queue_id
-        cdef int64_t physical, queue_offset
         try:
             # A header without its topic, or one that does not parse, raises here: the processor answers it.
             if code == SEND_MESSAGE_V2 or code == SEND_BATCH_MESSAGE:
@@ -120,7 +133,7 @@ cdef class SendFastPath:
         if DELAY in properties:
             return None
         if header.batch:
-            return self._answer_batch(ctx, request, header, topic_config, properties)
+            return self._build_batch(remote_address, request, header, topic_config, properties)
         if TRANSACTION_PREPARED in properties:
             return None
         properties[CLUSTER] = config.broker_cluster_name
@@ -130,7 +143,7 @@ cdef class SendFastPath:
             return None
         try:
             stored_properties = (<str>_properties_to_string(properties)).encode("utf-8")
-            born_host = pack_host(ctx.remote_address)
+            born_host = pack_host(remote_address)
             store_host = self._packed_store_host(broker.store_host)
         except (UnicodeEncodeError, ValueError):
             return None
@@ -144,19 +157,12 @@ cdef class SendFastPath:
             queue_id = random_queue_id(topic_config.write_queue_nums)
         if topic_config.topic_filter_type == MULTI_TAG:
             sys_flag |= MULTI_TAGS
-        started = _monotonic()
         record = _encode_record((<str>topic).encode("utf-8"), body, stored_properties, queue_id, header.flag,
                                 sys_flag, header.born_timestamp, born_host, store_host,
                                 header.reconsume_times or 0, 0)
-        put = store.append_records(record)
-        if put.status is not PUT_OK:  # refused now (a full disk): the processor gives the answer
-            return None
-        physical = put.physical_offsets[0]
-        queue_offset = put.queue_offsets[0]
-        broker.stats.on_put(topic, 1, put.wrote_bytes, int((_monotonic() - started) * 1000))
-        return self._stored(request, self._store_host_hex + _offset_hex(physical), queue_id, queue_offset)
+        return (record, 1, topic, queue_id)
 
-    cdef _answer_batch(self, ctx, request, header, topic_config, dict properties):
+    cdef _build_batch(self, remote_address, request, header, topic_config, dict properties):
         """A SEND_BATCH_MESSAGE body (or any send with the batch flag): each item stored as its own record."""
         cdef long long queue_id = header.queue_id
         cdef int32_t sys_flag = header.sys_flag
@@ -173,7 +179,7 @@ cdef class SendFastPath:
             return None
         try:
             stored_properties = (<str>_properties_to_string(properties)).encode("utf-8")
-            born_host = pack_host(ctx.remote_address)
+            born_host = pack_host(remote_address)
             store_host = self._packed_store_host(broker.store_host)
         except (UnicodeEncodeError, ValueError):
             return None
@@ -192,14 +198,18 @@ cdef class SendFastPath:
         if queue_id < 0:
             queue_id = random_queue_id(topic_config.write_queue_nums)
             _set_queue_id(records, queue_id)
-        started = _monotonic()
-        put = store.append_records(records)
-        if put.status is not PUT_OK:  # refused now (a full disk): the processor gives the answer
-            return None
-        broker.stats.on_put(topic, count, put.wrote_bytes, int((_monotonic() - started) * 1000))
-        host_hex = self._store_host_hex
-        return self._stored(request, ",".join([host_hex + _offset_hex(offset) for offset in put.physical_offsets]),
-                            queue_id, put.queue_offsets[0])
+        return (records, count, topic, queue_id)
+
+    def respond(self, request, long long queue_id, physical_offsets, long long queue_offset):
+        """The processor's SUCCESS answer to a send whose records ``build`` made and the store placed at
+        ``physical_offsets``, the first at ``queue_offset``."""
+        cdef str host_hex = self._store_host_hex
+        cdef int64_t offset
+        if len(physical_offsets) == 1:
+            offset = physical_offsets[0]
+            return self._stored(request, host_hex + _offset_hex(offset), queue_id, queue_offset)
+        return self._stored(request, ",".join([host_hex + _offset_hex(offset) for offset in physical_offsets]),
+                            queue_id, queue_offset)
 
     cdef _stored(self, request, str msg_id, long long queue_id, long long queue_offset):
         """The processor's SUCCESS answer: the region fields, then SendMessageResponseHeader's."""

@@ -18,7 +18,7 @@ path (tests/test_send_fast.py).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from rocketmq_py import codec
 from rocketmq_py.broker.queue_choice import random_queue_id
@@ -56,9 +56,28 @@ class SendFastPath:
         self.store = processor.broker.store
         #: Topics whose name passed the send checks and is not a retry topic (a pure function of the name).
         self._plain_topics: set[str] = set()
+        self._store_addr: str | None = None
+        self._store_host = b""
+        self._store_host_hex = ""
 
     def answer(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None:
         """The response to a plain send, stored; None (having changed nothing) for any other request."""
+        built = self.build(ctx.remote_address, request)
+        if built is None:
+            return None
+        records, count, topic, queue_id = built
+        started = time.monotonic()
+        put = self.store.append_records(records)
+        if put.status != PutMessageStatus.PUT_OK:  # refused now (a full disk): the processor gives the answer
+            return None
+        self.broker.stats.on_put(topic, count, put.wrote_bytes, int((time.monotonic() - started) * 1000))
+        return self.respond(request, queue_id, put.physical_offsets, put.queue_offsets[0])
+
+    def build(self, remote_address: object,
+              request: RemotingCommand) -> tuple[bytes | bytearray, int, str, int] | None:
+        """The records of a plain send from ``remote_address`` (the born host), ready for the store's
+        ``append_records``: ``(records, count, topic, queue_id)``; None (having changed nothing) for any other
+        request. The front processes build with it too, from the broker's settings (rocketmq_py.broker.fronts)."""
         try:
             # A header without its topic, or one that does not parse, raises here: the processor answers it.
             if request.code in (_SEND_MESSAGE_V2, _SEND_BATCH_MESSAGE):
@@ -89,7 +108,7 @@ class SendFastPath:
         if MessageConst.DELAY_TIME_LEVEL in properties:
             return None
         if header.batch:
-            return self._answer_batch(ctx, request, header, topic_config, properties)
+            return self._build_batch(remote_address, request, header, topic_config, properties)
         if MessageConst.TRANSACTION_PREPARED in properties:
             return None
         properties[MessageConst.CLUSTER] = config.broker_cluster_name
@@ -99,8 +118,8 @@ class SendFastPath:
             return None
         try:
             stored_properties = codec.properties_to_string(properties).encode("utf-8")
-            born_host = pack_host(ctx.remote_address)
-            store_host = pack_host(broker.store_host)
+            born_host = pack_host(remote_address)
+            store_host = self._packed_store_host(broker.store_host)
         except (UnicodeEncodeError, ValueError):
             return None
         body = request.body or b""
@@ -112,19 +131,13 @@ class SendFastPath:
         sys_flag = header.sys_flag
         if topic_config.topic_filter_type == MULTI_TAG:
             sys_flag |= MULTI_TAGS_FLAG
-        started = time.monotonic()
         record = encode_record(topic.encode("utf-8"), body, stored_properties, queue_id, header.flag, sys_flag,
                                header.born_timestamp, born_host, store_host, header.reconsume_times or 0, 0)
-        put = store.append_records(record)
-        if put.status != PutMessageStatus.PUT_OK:  # refused now (a full disk): the processor gives the answer
-            return None
-        broker.stats.on_put(topic, 1, put.wrote_bytes, int((time.monotonic() - started) * 1000))
-        return self._stored(request, store_host.hex().upper() + format(put.physical_offsets[0], "016X"), queue_id,
-                            put.queue_offsets[0])
+        return record, 1, topic, queue_id
 
-    def _answer_batch(self, ctx: RequestContext, request: RemotingCommand,
-                      header: SendMessageRequestHeaderV2 | SendMessageRequestHeader, topic_config: TopicConfig,
-                      properties: dict[str, str]) -> RemotingCommand | None:
+    def _build_batch(self, remote_address: object, request: RemotingCommand,
+                     header: SendMessageRequestHeaderV2 | SendMessageRequestHeader, topic_config: TopicConfig,
+                     properties: dict[str, str]) -> tuple[bytes | bytearray, int, str, int] | None:
         """A SEND_BATCH_MESSAGE body (or any send with the batch flag): each item stored as its own record."""
         broker = self.broker
         store = self.store
@@ -136,8 +149,8 @@ class SendFastPath:
             return None
         try:
             stored_properties = codec.properties_to_string(properties).encode("utf-8")
-            born_host = pack_host(ctx.remote_address)
-            store_host = pack_host(broker.store_host)
+            born_host = pack_host(remote_address)
+            store_host = self._packed_store_host(broker.store_host)
         except (UnicodeEncodeError, ValueError):
             return None
         topic = header.topic
@@ -157,14 +170,15 @@ class SendFastPath:
         if queue_id < 0:
             queue_id = random_queue_id(topic_config.write_queue_nums)
             set_queue_id(records, queue_id)
-        started = time.monotonic()
-        put = store.append_records(records)
-        if put.status != PutMessageStatus.PUT_OK:  # refused now (a full disk): the processor gives the answer
-            return None
-        broker.stats.on_put(topic, count, put.wrote_bytes, int((time.monotonic() - started) * 1000))
-        host_hex = store_host.hex().upper()
-        msg_id = ",".join(host_hex + format(offset, "016X") for offset in put.physical_offsets)
-        return self._stored(request, msg_id, queue_id, put.queue_offsets[0])
+        return records, count, topic, queue_id
+
+    def respond(self, request: RemotingCommand, queue_id: int, physical_offsets: Sequence[int],
+                queue_offset: int) -> RemotingCommand:
+        """The processor's SUCCESS answer to a send whose records :meth:`build` made and the store placed at
+        ``physical_offsets``, the first at ``queue_offset``."""
+        host_hex = self._store_host_hex
+        return self._stored(request, ",".join(host_hex + format(offset, "016X") for offset in physical_offsets),
+                            queue_id, queue_offset)
 
     def _stored(self, request: RemotingCommand, msg_id: str, queue_id: int, queue_offset: int) -> RemotingCommand:
         """The processor's SUCCESS answer: the region fields, then SendMessageResponseHeader's."""
@@ -174,6 +188,14 @@ class SendFastPath:
         answer["queueOffset"] = str(queue_offset)
         return codec.new_command(0, DEFAULT_LANGUAGE, DEFAULT_VERSION, request.opaque, codec.FLAG_RESPONSE, None,
                                  answer, None, request.serialize_type, None)
+
+    def _packed_store_host(self, addr: str) -> bytes:
+        # The store host is the broker's address, which is known only once it listens: pack it when it changes.
+        if addr != self._store_addr:
+            self._store_host = pack_host(addr)
+            self._store_host_hex = self._store_host.hex().upper()
+            self._store_addr = addr
+        return self._store_host
 
     def _remember_plain(self, topic: str) -> bool:
         """True, remembering it, when ``topic`` passes the processor's name checks and is no retry topic."""

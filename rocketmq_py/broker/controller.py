@@ -43,6 +43,7 @@ from rocketmq_py.broker.processors.stats import StatsProcessor
 from rocketmq_py.broker.processors.transaction import EndTransactionProcessor
 from rocketmq_py.broker.rebalance_lock import RebalanceLockManager
 from rocketmq_py.broker.replication import BrokerReplication
+from rocketmq_py.broker.front_sends import SendPlacement
 from rocketmq_py.broker.send_fast import SendFastPath
 from rocketmq_py.broker.stats import BrokerStats
 from rocketmq_py.broker.topic_manager import TopicConfigManager
@@ -131,6 +132,9 @@ class BrokerController:
         housekeeping = _ClientHousekeeping(self)
         self.server = RemotingServer(self.config.bind_address, self.config.listen_port, self._processors(True),
                                      config=fronted_config, listeners=[housekeeping])
+        if self.config.fast_send_enable and self.acl is None:
+            # The fronts (serverWorkerProcesses) build the plain sends' records and this process places them.
+            self.server.front_service = SendPlacement(self)
         self.fast_server: RemotingServer | None = None
         if self.config.fast_channel_enable and self.config.listen_port > 2:
             self.fast_server = RemotingServer(self.config.bind_address, self.config.listen_port - 2,
@@ -205,6 +209,8 @@ class BrokerController:
                                  self.config.listen_port - 2, error)
                     self.fast_server = None
             self.store.start()
+            # The fronts started before the store, with settings that refuse every put: they take sends now.
+            self.server.push_front_settings()
             await self.replication.start()
             await self._start_metrics()
         except BaseException:

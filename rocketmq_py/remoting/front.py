@@ -5,20 +5,26 @@
 The server starts it with its end of the channel (``FD``) and sends its
 settings (:attr:`Relay.SETUP`). The front then listens on the server's port
 with ``SO_REUSEPORT``, beside its siblings, so the kernel spreads the clients
-over them. It relays each connection's bytes both ways and owns its TLS; it
-understands no frame. When the channel closes (the server stopped or died),
-the front closes its clients and exits: a front never outlives its server.
+over them. It owns each client's TLS and cuts what the client sends into
+frames. It relays the frames to the server, unless the server gave it a
+module that serves some itself (:attr:`Relay.SERVE_SETTINGS`; a broker's plain
+sends, ``rocketmq_py.broker.front_sends``), and writes the server's bytes to
+the client. When the channel closes (the server stopped or died), the front
+closes its clients and exits: a front never outlives its server.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import socket
 import sys
-from typing import Any, cast
+from typing import Any, Callable, Protocol, cast
 
+from rocketmq_py import codec
 from rocketmq_py.remoting.loop import run_on_new_loop
+from rocketmq_py.remoting.protocol import _address_text
 from rocketmq_py.remoting.relay import Relay, RelayChannel, control, read_control
 from rocketmq_py.remoting.server import SniffingListener
 from rocketmq_py.remoting.tls import TlsConfig, TlsMode
@@ -26,6 +32,22 @@ from rocketmq_py.remoting.tls import TlsConfig, TlsMode
 __all__ = ["main"]
 
 _log = logging.getLogger(__name__)
+
+#: How often at most a front tells the server that a client it serves itself is active (for idle closing).
+_ACTIVE_EVERY_S = 1.0
+
+
+class FrameServer(Protocol):
+    """What a module named in :attr:`Relay.SERVE_SETTINGS` gives the front: it serves some frames itself."""
+
+    def update(self, settings: dict[str, Any]) -> None:
+        """New settings from the server."""
+
+    def take(self, client: _ClientRelay, frame: bytes) -> bool:
+        """True when it serves ``frame`` (length prefix included); False to relay it to the server."""
+
+    def placed(self, payload: bytes) -> None:
+        """The server's :attr:`Relay.PLACED` message."""
 
 
 class _ClientRelay(asyncio.Protocol):
@@ -35,14 +57,22 @@ class _ClientRelay(asyncio.Protocol):
         self.front = front
         self.conn = conn
         self.transport: asyncio.Transport | None = None
+        self.remote_address = ""
         #: The server asked to stop reading this client (its answers are not read).
         self.paused_by_server = False
+        #: The start of a frame not yet complete.
+        self._partial = bytearray()
+        #: The client sent a length no frame has: its bytes go to the server as they come (which closes it).
+        self._unframed = False
+        #: When the server was last told that this client is active (it sees no frame the front serves).
+        self._active_told_at = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.remote_address = _address_text(transport.get_extra_info("peername"))
         high, low = self.front.write_buffer_limits
         if high > 0:
             self.transport.set_write_buffer_limits(high=high, low=low if low > 0 else None)
@@ -53,7 +83,64 @@ class _ClientRelay(asyncio.Protocol):
         })
 
     def data_received(self, data: bytes) -> None:
-        self.front.send(Relay.DATA, self.conn, data)
+        """Relay whole frames, but those the front's frame server takes; keep the start of an incomplete one."""
+        if self._unframed:
+            self.front.send(Relay.DATA, self.conn, data)
+            return
+        partial = self._partial
+        view: bytes | bytearray = data
+        if partial:
+            partial += data
+            view = partial
+        server = self.front.frame_server
+        size = len(view)
+        position = 0
+        relay_from = 0
+        served = False
+        while size - position >= 4:
+            length = int.from_bytes(view[position:position + 4], "big")
+            if length < 4 or length > codec.MAX_FRAME_LENGTH:
+                self._unframed = True  # the server's decoder refuses it and closes the connection
+                position = size
+                break
+            end = position + 4 + length
+            if end > size:
+                break
+            if server is not None and server.take(self, bytes(view[position:end])):
+                if relay_from < position:
+                    self.front.send(Relay.DATA, self.conn, view[relay_from:position])
+                relay_from = end
+                served = True
+            position = end
+        if served:
+            self._tell_active()
+        if relay_from < position:
+            self.front.send(Relay.DATA, self.conn, data if relay_from == 0 and view is data and position == size
+                            else view[relay_from:position])
+        if position == 0 and view is data:
+            self._partial = bytearray(data)
+        elif view is data:
+            self._partial = bytearray(data[position:])
+        else:
+            del partial[:position]
+
+    def _tell_active(self) -> None:
+        """The server closes a client it hears nothing from (serverChannelMaxIdleTimeSeconds): a client whose
+        requests this front serves itself is not idle."""
+        now = self.front.loop_time()
+        if now - self._active_told_at >= _ACTIVE_EVERY_S:
+            self._active_told_at = now
+            self.front.send(Relay.ACTIVE, self.conn)
+
+    def write(self, data: bytes) -> None:
+        """Write the front's own answer to the client."""
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
+
+    def relay(self, frame: bytes) -> None:
+        """Relay a frame the frame server gave back (the server serves it after all)."""
+        if self.conn in self.front.clients:
+            self.front.send(Relay.DATA, self.conn, frame)
 
     def pause_writing(self) -> None:
         self.front.send(Relay.WRITE_PAUSED, self.conn)
@@ -81,8 +168,13 @@ class _FrontChannel(RelayChannel):
         self.write_buffer_limits = (0, 0)
         self._listener: asyncio.AbstractServer | SniffingListener | None = None
         self._reading_paused = False
+        #: Serves some frames in the front (the server's SERVE_SETTINGS); None: every frame is relayed.
+        self.frame_server: FrameServer | None = None
 
     # --- clients ------------------------------------------------------------------
+
+    def loop_time(self) -> float:
+        return self._loop.time()
 
     def new_client(self) -> _ClientRelay:
         self._next_conn = self._next_conn % 0xFFFFFFFF + 1
@@ -123,6 +215,13 @@ class _FrontChannel(RelayChannel):
         if kind is Relay.STOP_ACCEPTING:
             self._stop_accepting()
             return
+        if kind is Relay.PLACED:
+            if self.frame_server is not None:
+                self.frame_server.placed(payload)
+            return
+        if kind is Relay.SERVE_SETTINGS:
+            self._serve(read_control(payload))
+            return
         client = self.clients.get(conn)
         transport = client.transport if client is not None else None
         if transport is None:
@@ -139,6 +238,15 @@ class _FrontChannel(RelayChannel):
             self._read_or_not(client)
         else:
             _log.warning("the server sent a %s message, which a front does not take", kind.name)
+
+    def _serve(self, settings: dict[str, Any]) -> None:
+        if self.frame_server is not None:
+            self.frame_server.update(settings)
+            return
+        module = importlib.import_module(settings["module"])
+        place: Callable[[bytes], None] = lambda payload: self.send(Relay.PLACE, 0, payload)
+        self.frame_server = cast(FrameServer, module.FrontSends(place, settings))
+        _log.info("this front serves requests with %s", settings["module"])
 
     async def _listen(self, setup: dict[str, Any]) -> None:
         self.write_buffer_limits = (setup["high"], setup["low"])

@@ -18,7 +18,7 @@ import socket
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import rocketmq_py
 from rocketmq_py.remoting.config import RemotingServerConfig
@@ -26,7 +26,7 @@ from rocketmq_py.remoting.protocol import RemotingConnection
 from rocketmq_py.remoting.relay import Relay, RelayChannel, control, read_control
 from rocketmq_py.remoting.tls import TlsConfig
 
-__all__ = ["FrontPool", "FrontTransport"]
+__all__ = ["FrontPool", "FrontService", "FrontTransport"]
 
 _log = logging.getLogger(__name__)
 
@@ -36,6 +36,22 @@ _READY_TIMEOUT_S = 30.0
 _RESTART_DELAY_S = 1.0
 #: How long stopping fronts may take to exit before they are killed.
 _EXIT_TIMEOUT_S = 5.0
+#: How often the fronts' serving settings are checked for a change (a placement checks them too).
+_SETTINGS_CHECK_S = 0.1
+
+
+class FrontService(Protocol):
+    """The server's side of requests its fronts serve themselves (a broker's: ``rocketmq_py.broker.front_sends``)."""
+
+    #: The settings as :meth:`settings` or :meth:`place` last made them.
+    current_settings: bytes
+
+    def settings(self) -> bytes:
+        """The fronts' :attr:`Relay.SERVE_SETTINGS` payload now: the same object while nothing changed."""
+
+    def place(self, payload: bytes) -> bytes:
+        """Serve a front's :attr:`Relay.PLACE` message (with the settings made anew when they changed); the
+        payload of the :attr:`Relay.PLACED` answer."""
 
 
 class RelayedTls:
@@ -183,6 +199,12 @@ class _ServerChannel(RelayChannel):
             transport = self.connections.get(conn)
             if transport is not None:
                 transport.block_writes(client=kind is Relay.WRITE_PAUSED)
+        elif kind is Relay.ACTIVE:
+            transport = self.connections.get(conn)
+            if transport is not None and transport.protocol is not None:
+                transport.protocol.note_activity()
+        elif kind is Relay.PLACE and self.pool.service is not None:
+            self.pool.place(self, payload)
         elif kind is Relay.READY:
             if not self.ready.done():
                 self.ready.set_result(read_control(payload))
@@ -224,7 +246,7 @@ class FrontPool:
     """The front processes of one server: starts them, starts again one that dies, stops them."""
 
     def __init__(self, count: int, protocol_factory: Callable[[], RemotingConnection],
-                 config: RemotingServerConfig, tls: TlsConfig) -> None:
+                 config: RemotingServerConfig, tls: TlsConfig, service: FrontService | None = None) -> None:
         if count < 1:
             raise ValueError(f"a front pool needs at least one process, not {count}")
         self.count = count
@@ -238,6 +260,10 @@ class FrontPool:
         self._channels: dict[int, _ServerChannel] = {}
         self._watchers: set[asyncio.Task[None]] = set()
         self._stopping = False
+        #: Serves some requests in the fronts; None: they relay every frame.
+        self.service = service
+        self._settings = b""
+        self._settings_watch: asyncio.Task[None] | None = None
 
     @property
     def pids(self) -> list[int]:
@@ -255,6 +281,8 @@ class FrontPool:
             self.close()
             await self.wait_closed()
             raise
+        if self.service is not None:
+            self._settings_watch = asyncio.get_running_loop().create_task(self._watch_settings())
         _log.info("%d front processes (%s) accept the clients on %s:%d", self.count,
                   ", ".join(str(pid) for pid in self.pids), host, self.port)
         return self.port
@@ -291,6 +319,9 @@ class FrontPool:
             theirs.close()
         _, channel = await loop.connect_accepted_socket(lambda: _ServerChannel(self, index), ours)
         config = self._config
+        if self.service is not None:
+            self._settings = self.service.settings()
+            channel.send(Relay.SERVE_SETTINGS, 0, self._settings)
         channel.send(Relay.SETUP, 0, control({
             "host": self._host, "port": self.port, "backlog": config.server_socket_backlog,
             "idle": config.server_channel_max_idle_time_seconds,
@@ -336,6 +367,32 @@ class FrontPool:
             except OSError as error:
                 _log.error("%s; trying again in %.0f s", error, _RESTART_DELAY_S)
 
+    def place(self, channel: _ServerChannel, payload: bytes) -> None:
+        """Place a front's records and answer it; new settings reach every front before the answer."""
+        assert self.service is not None
+        placed = self.service.place(payload)
+        self._push_settings(self.service.current_settings)
+        channel.send(Relay.PLACED, 0, placed)
+
+    def push_settings(self) -> None:
+        """Push the service's settings to every front now, when they changed."""
+        if self.service is not None:
+            self._push_settings(self.service.settings())
+
+    def _push_settings(self, settings: bytes) -> None:
+        if settings is not self._settings:
+            self._settings = settings
+            for channel in self._channels.values():
+                channel.send(Relay.SERVE_SETTINGS, 0, settings)
+
+    async def _watch_settings(self) -> None:
+        while not self._stopping:
+            await asyncio.sleep(_SETTINGS_CHECK_S)
+            try:
+                self.push_settings()
+            except Exception:
+                _log.exception("the fronts' settings could not be made")
+
     def close(self) -> None:
         """Stop accepting connections; the connections already accepted stay."""
         self._stopping = True
@@ -358,6 +415,8 @@ class FrontPool:
                 await process.wait()
         for watcher in tuple(self._watchers):
             watcher.cancel()
+        if self._settings_watch is not None:
+            self._settings_watch.cancel()
         if self._reserved is not None:
             self._reserved.close()
             self._reserved = None

@@ -424,6 +424,10 @@ class RemotingConnection(asyncio.Protocol):
         else:
             _log.debug("the response to %r could not be sent either", request)
 
+    def note_activity(self) -> None:
+        """The client was active where this process cannot see it (a front served its requests itself)."""
+        self._last_activity = self._loop.time()
+
     def _check_idle(self) -> None:
         assert self._idle_timeout_s is not None
         idle_for = self._loop.time() - self._last_activity

@@ -66,6 +66,18 @@ class Relay(IntEnum):
     RESUME_READING = 11
     #: Stop accepting connections (the server is shutting down).
     STOP_ACCEPTING = 12
+    #: What the front needs to serve requests itself (JSON, pushed at start and on every change); its
+    #: ``module`` names the code that serves them (for a broker, ``rocketmq_py.broker.front_sends``).
+    SERVE_SETTINGS = 13
+    # front -> server
+    #: Records the front built, for the server to place (the payload's layout is the serving module's).
+    PLACE = 14
+    # server -> front
+    #: Where a PLACE message's records were placed, or that they were not.
+    PLACED = 15
+    # front -> server
+    #: The front served requests of this client itself: the client is not idle (at most one a second).
+    ACTIVE = 16
 
 
 _DATA = int(Relay.DATA)

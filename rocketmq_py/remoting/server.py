@@ -28,7 +28,7 @@ from rocketmq_py.errors import RemotingConnectError
 from rocketmq_py.remoting.command import RemotingCommand
 from rocketmq_py.remoting.config import RemotingServerConfig
 from rocketmq_py.remoting.dispatcher import RequestDispatcher
-from rocketmq_py.remoting.front_pool import FrontPool
+from rocketmq_py.remoting.front_pool import FrontPool, FrontService
 from rocketmq_py.remoting.invoker import InvokeCallback, Invoker
 from rocketmq_py.remoting.processor import ProcessorTable
 from rocketmq_py.remoting.protocol import ConnectionListener, ListenerGroup, RemotingConnection
@@ -260,6 +260,8 @@ class RemotingServer:
         )
         self._server: asyncio.AbstractServer | SniffingListener | FrontPool | None = None
         self._tls_mode = TlsMode.DISABLED
+        #: Serves some requests in the front processes (``config.worker_processes``); set before :meth:`start`.
+        self.front_service: FrontService | None = None
 
     @property
     def port(self) -> int:
@@ -281,6 +283,12 @@ class RemotingServer:
         """The process ids of the front processes (``config.worker_processes``); empty without them."""
         return self._server.pids if isinstance(self._server, FrontPool) else []
 
+    def push_front_settings(self) -> None:
+        """Tell the front processes the :attr:`front_service`'s settings now, when they changed (they are
+        checked every tenth of a second anyway)."""
+        if isinstance(self._server, FrontPool):
+            self._server.push_settings()
+
     @property
     def tls_mode(self) -> TlsMode:
         """The TLS mode the server runs in (known once :meth:`start` returned)."""
@@ -295,7 +303,8 @@ class RemotingServer:
         loop = asyncio.get_running_loop()
         server: asyncio.AbstractServer | SniffingListener | FrontPool
         if self.config.worker_processes > 0:
-            pool = FrontPool(self.config.worker_processes, self._new_connection, self.config, tls)
+            pool = FrontPool(self.config.worker_processes, self._new_connection, self.config, tls,
+                             self.front_service)
             self._bound_port = await pool.start(self.host, self._requested_port)
             server = pool
         elif mode is TlsMode.DISABLED:

@@ -28,7 +28,7 @@ from rocketmq_py.store.config_files import (
     TopicConfigTable,
 )
 from rocketmq_py.store.ha import HAClient, HAService
-from rocketmq_py.store.layout import CQ_UNIT_SIZE, encode_batch, encode_record, set_queue_id
+from rocketmq_py.store.layout import CQ_UNIT_SIZE, MAX_PROPERTIES_LENGTH, encode_batch, encode_record, set_queue_id
 from rocketmq_py.store.message import StoreMessage, StoreMessageBatch, pack_host
 from rocketmq_py.store.message_store import MessageStore
 from rocketmq_py.store.reads import MessageFilter, TagCodeFilter, record_properties
@@ -46,6 +46,7 @@ __all__ = [
     "ASYNC_FLUSH",
     "ASYNC_MASTER",
     "CQ_UNIT_SIZE",
+    "MAX_PROPERTIES_LENGTH",
     "SLAVE",
     "SYNC_FLUSH",
     "SYNC_MASTER",

@@ -1,0 +1,314 @@
+"""Plain sends served by the front processes: built in the front, placed by the broker process (issue 30).
+
+A front (``rocketmq_py.remoting.front``) cuts its clients' bytes into frames.
+For each SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE it asks
+:class:`FrontSends`, which runs the broker's own send fast path
+(:class:`~rocketmq_py.broker.send_fast.SendFastPath`: its checks, and the
+records it would store) over :class:`SendSettings`, the broker's settings as
+the broker process last pushed them. What the fast path declines is relayed
+whole to the broker process, as every other frame. What it takes is built in
+the front; the records of the sends of one loop pass go to the broker process
+in one :attr:`Relay.PLACE` message, which :class:`SendPlacement` hands to the
+store in one ``MessageStore.append_records`` call. The broker process answers
+with a :attr:`Relay.PLACED` message (each record's physical offset, each
+send's queue offset), and only then does the front write the SendResult
+frames, with the fast path's own ``respond``: a send is answered only after
+its records are in the store.
+
+The settings carry a version. A buffer built with settings older than the
+broker's current ones is refused whole (nothing is written), the broker
+process pushes the new settings first, and the front relays the refused
+sends' frames to the broker process, which serves them as it serves any
+frame. A buffer the store refuses (a full disk, a busy page cache) is relayed
+the same way, so every answer is the broker's.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import struct
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from rocketmq_py import codec
+from rocketmq_py.common.codes import RequestCode
+from rocketmq_py.common.topic_config import TopicConfig
+from rocketmq_py.errors import CodecError
+from rocketmq_py.remoting import RemotingCommand
+from rocketmq_py.store import MAX_PROPERTIES_LENGTH, PutMessageStatus
+
+if TYPE_CHECKING:
+    from rocketmq_py.broker.controller import BrokerController
+
+__all__ = ["FrontSends", "SendPlacement", "SendSettings"]
+
+_log = logging.getLogger(__name__)
+
+#: The codes a front serves itself when the fast path takes them.
+SEND_CODES = frozenset((RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE))
+
+# PLACE (front -> broker process): buffer number, settings version, number of sends; then for each send its
+# record count, its records' bytes and its topic's length and UTF-8 bytes; then the records, back to back.
+_PLACE_HEAD = struct.Struct(">IIH")
+_PLACE_SEND = struct.Struct(">IIH")
+# PLACED (broker process -> front): buffer number and whether it was placed; when it was, each record's
+# physical offset, then each send's queue offset (int64 each).
+_PLACED_HEAD = struct.Struct(">IB")
+
+
+# --- the settings ------------------------------------------------------------------------------------------------
+
+class _Store:
+    """The store as the fast path asks it, from the settings: the static refusals (the store checks the rest
+    when it places the records)."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self._waits = bool(settings["waits"])
+        self._refusing = bool(settings["refusing"])
+        self._max_message_size = int(settings["maxMessageSize"])
+        self.max_records_length = int(settings["maxRecordsLength"])
+
+    def put_waits(self, wait_store_msg_ok: bool) -> bool:
+        return wait_store_msg_ok and self._waits
+
+    def refuses_plain(self, body_length: int, properties_length: int) -> bool:
+        return (self._refusing or body_length > self._max_message_size
+                or properties_length > MAX_PROPERTIES_LENGTH)
+
+
+@dataclass
+class _Config:
+    start_accept_send_request_time_stamp: int
+    broker_permission: int
+    broker_cluster_name: str
+
+
+class _Topics:
+    def __init__(self, table: dict[str, TopicConfig]) -> None:
+        self.select: Callable[[str], TopicConfig | None] = table.get
+
+
+class SendSettings:
+    """What the send fast path reads of its broker, as a front holds it: the ``processor`` it is built on."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.version = int(settings["version"])
+        self.store = _Store(settings)
+        self.config = _Config(int(settings["startAcceptSendRequestTimeStamp"]), int(settings["brokerPermission"]),
+                              str(settings["brokerClusterName"]))
+        self.topics = _Topics({name: TopicConfig.from_json(data) for name, data in settings["topics"].items()})
+        self.store_host = str(settings["storeHost"])
+        self.region_fields: dict[str, str] = dict(settings["regionFields"])
+
+    @property
+    def broker(self) -> SendSettings:
+        return self
+
+
+def _settings_of(broker: BrokerController, version: int) -> dict[str, Any]:
+    store = broker.store
+    config = broker.config
+    return {
+        "module": __name__,
+        "version": version,
+        "topics": {name: topic.to_json() for name, topic in broker.topics.file.table.items()},
+        "startAcceptSendRequestTimeStamp": config.start_accept_send_request_time_stamp,
+        "brokerPermission": config.broker_permission,
+        "brokerClusterName": config.broker_cluster_name,
+        "storeHost": broker.store_host,
+        "regionFields": broker.send_processor.region_fields,
+        "waits": store.put_waits(True),
+        "refusing": store.refuses_plain(0, 0),
+        "maxMessageSize": store.config.max_message_size,
+        "maxRecordsLength": store.max_records_length,
+    }
+
+
+# --- the broker process's side -----------------------------------------------------------------------------------
+
+class SendPlacement:
+    """The broker process's side: the settings its fronts build with, and the placement of what they built.
+
+    The front pool (``rocketmq_py.remoting.front_pool``) asks :meth:`settings` at a front's start and every
+    tenth of a second, reads :attr:`current_settings` after each placement, and pushes them to every front
+    when they changed."""
+
+    def __init__(self, broker: BrokerController) -> None:
+        self.broker = broker
+        self.version = 0
+        self._key: tuple[object, ...] | None = None
+        #: The settings as last made (by :meth:`settings` or :meth:`place`).
+        self.current_settings = b""
+
+    def _current_key(self) -> tuple[object, ...]:
+        """Everything the settings are made of, cheaply: equal keys, equal settings."""
+        broker = self.broker
+        config = broker.config
+        store = broker.store
+        version = broker.topics.data_version
+        return (version.timestamp, version.counter, len(broker.topics.file.table),
+                config.start_accept_send_request_time_stamp, config.broker_permission, config.broker_cluster_name,
+                broker.store_host, store.put_waits(True), store.refuses_plain(0, 0), store.config.max_message_size,
+                tuple(broker.send_processor.region_fields.items()))
+
+    def settings(self) -> bytes:
+        """The current settings (the same object while nothing changed)."""
+        key = self._current_key()
+        if key != self._key:
+            self._key = key
+            self.version = self.version % 0xFFFFFFFF + 1
+            self.current_settings = json.dumps(_settings_of(self.broker, self.version),
+                                               separators=(",", ":")).encode()
+        return self.current_settings
+
+    def place(self, payload: bytes) -> bytes:
+        """Place the records of one PLACE message, when they were built with the current settings (made anew
+        here when they changed); the PLACED message's payload."""
+        number, version, sends = _PLACE_HEAD.unpack_from(payload, 0)
+        self.settings()
+        if version != self.version:
+            return _PLACED_HEAD.pack(number, 0)  # built with old settings: the front relays the sends
+        position = _PLACE_HEAD.size
+        parts = []
+        for _ in range(sends):
+            count, size, topic_length = _PLACE_SEND.unpack_from(payload, position)
+            position += _PLACE_SEND.size
+            parts.append((count, size, bytes(payload[position:position + topic_length]).decode("utf-8")))
+            position += topic_length
+        started = time.monotonic()
+        put = self.broker.store.append_records(payload[position:])
+        if put.status is not PutMessageStatus.PUT_OK:
+            return _PLACED_HEAD.pack(number, 0)  # refused now (a full disk): the broker answers each send
+        latency_ms = int((time.monotonic() - started) * 1000)
+        on_put = self.broker.stats.on_put
+        queue_offsets = put.queue_offsets
+        first = 0
+        firsts = []
+        for count, size, topic in parts:
+            on_put(topic, count, size, latency_ms)
+            firsts.append(queue_offsets[first])
+            first += count
+        offsets = put.physical_offsets
+        return b"".join((_PLACED_HEAD.pack(number, 1), struct.pack(f">{len(offsets)}q", *offsets),
+                         struct.pack(f">{len(firsts)}q", *firsts)))
+
+
+# --- the front's side --------------------------------------------------------------------------------------------
+
+class FrontClient(Protocol):
+    """A client connection of the front, as :class:`FrontSends` uses it."""
+
+    conn: int
+    remote_address: str
+
+    def write(self, data: bytes) -> None:
+        """Write ``data`` to the client (nothing when it is gone)."""
+
+    def relay(self, frame: bytes) -> None:
+        """Relay ``frame`` to the broker process, as a frame of this client's."""
+
+
+@dataclass
+class _Send:
+    client: FrontClient
+    #: The fast path that built it, with the settings it answers with.
+    path: Any
+    request: RemotingCommand
+    frame: bytes
+    records: bytes | bytearray
+    count: int
+    topic: str
+    queue_id: int
+
+
+class FrontSends:
+    """A front's side: builds the plain sends its clients make, has the broker process place them, answers."""
+
+    def __init__(self, place: Callable[[bytes], None], settings: dict[str, Any]) -> None:
+        from rocketmq_py.broker.send_fast import SendFastPath
+        self._place = place
+        self._path_class = SendFastPath
+        self.settings = SendSettings(settings)
+        self._path = SendFastPath(self.settings)  # type: ignore[arg-type]  # reads only what SendSettings has
+        self._loop = asyncio.get_running_loop()
+        self._pending: list[_Send] = []
+        self._flush_pending = False
+        self._waiting: dict[int, list[_Send]] = {}
+        self._next_number = 0
+
+    def update(self, settings: dict[str, Any]) -> None:
+        """New settings from the broker process: sends built from now on use them."""
+        self.settings = SendSettings(settings)
+        self._path = self._path_class(self.settings)  # type: ignore[arg-type]
+
+    def take(self, client: FrontClient, frame: bytes) -> bool:
+        """True when this front serves ``frame`` (length prefix included); False to relay it."""
+        if frame[4] == codec.SERIALIZE_ROCKETMQ and int.from_bytes(frame[8:10], "big") not in SEND_CODES:
+            return False  # the binary header's code comes first: no need to decode a pull's frame
+        try:
+            request = codec.decode_frame(memoryview(frame)[4:])
+        except CodecError:
+            return False
+        if request.code not in SEND_CODES or request.is_response:
+            return False
+        built = self._path.build(client.remote_address, request)
+        if built is None:
+            return False
+        records, count, topic, queue_id = built
+        self._pending.append(_Send(client, self._path, request, frame, records, count, topic, queue_id))
+        if not self._flush_pending:
+            self._flush_pending = True
+            self._loop.call_soon(self.flush)
+        return True
+
+    def flush(self) -> None:
+        """Send the sends of this loop pass to the broker process, in buffers that each fit a CommitLog file."""
+        self._flush_pending = False
+        pending, self._pending = self._pending, []
+        limit = self.settings.store.max_records_length
+        buffer: list[_Send] = []
+        size = 0
+        for send in pending:
+            if buffer and size + len(send.records) > limit:
+                self._send_buffer(buffer)
+                buffer, size = [], 0
+            buffer.append(send)
+            size += len(send.records)
+        if buffer:
+            self._send_buffer(buffer)
+
+    def _send_buffer(self, sends: list[_Send]) -> None:
+        self._next_number = self._next_number % 0xFFFFFFFF + 1
+        number = self._next_number
+        parts: list[bytes | bytearray] = [_PLACE_HEAD.pack(number, self.settings.version, len(sends))]
+        for send in sends:
+            topic = send.topic.encode("utf-8")
+            parts.append(_PLACE_SEND.pack(send.count, len(send.records), len(topic)))
+            parts.append(topic)
+        parts.extend(send.records for send in sends)
+        self._waiting[number] = sends
+        self._place(b"".join(parts))
+
+    def placed(self, payload: bytes) -> None:
+        """The broker process's answer to one buffer: answer its sends, or relay them when it was refused."""
+        number, stored = _PLACED_HEAD.unpack_from(payload, 0)
+        sends = self._waiting.pop(number, None)
+        if sends is None:
+            _log.warning("the broker process answered buffer %d, which this front did not send", number)
+            return
+        if not stored:
+            for send in sends:
+                send.client.relay(send.frame)
+            return
+        records = sum(send.count for send in sends)
+        offsets = struct.unpack_from(f">{records}q", payload, _PLACED_HEAD.size)
+        queue_offsets = struct.unpack_from(f">{len(sends)}q", payload, _PLACED_HEAD.size + 8 * records)
+        first = 0
+        for send, queue_offset in zip(sends, queue_offsets):
+            request = send.request
+            if not request.is_oneway:
+                response = send.path.respond(request, send.queue_id, offsets[first:first + send.count], queue_offset)
+                send.client.write(codec.encode_command(response))
+            first += send.count

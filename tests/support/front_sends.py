@@ -1,0 +1,161 @@
+"""Differential runs of sends served by front processes: the same frames to a broker with fronts and to one
+without, on one fixed store clock, from one client address, to one store host; what each stored and answered.
+
+Each run is a real broker on loopback (its fronts are processes of their own), fed by one raw socket that sends
+the frames one at a time and waits for each answer, so both brokers see the same requests in the same order.
+The two brokers listen on the same port of two loopback addresses and register the same ``brokerIP1``, so
+their records carry the same store host; the client binds the same local port for both, so the same born
+host.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocketmq_py import codec
+from rocketmq_py.broker import BrokerConfig, BrokerController
+from rocketmq_py.common.codes import RequestCode
+from rocketmq_py.common.topic_config import TopicConfig
+from rocketmq_py.remoting import create_request
+from rocketmq_py.store import MessageStoreConfig
+
+from .send_fast import answers_by_opaque, store_files
+
+#: Small store files, so that a few hundred sends roll the CommitLog, the ConsumeQueues and the index.
+SMALL_STORE = dict(mapped_file_size_commit_log=64 * 1024, mapped_file_size_consume_queue=20 * 40,
+                   max_hash_slot_num=64, max_index_num=96, max_message_size=16 * 1024)
+STORE_HOST_IP = "10.9.8.7"
+
+
+@dataclass
+class FrontRun:
+    answers: dict[int, bytes]
+    files: dict[str, bytes]
+    #: Sends whose records a front built and the broker process placed.
+    placed_by_fronts: int
+
+
+def free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def free_broker_port(hosts: tuple[str, ...]) -> int:
+    """A port free on each of ``hosts``, and the port after it (the broker's HA port, listenPort + 1)."""
+    while True:
+        port = free_port(hosts[0])
+        if port + 1 > 65535:
+            continue
+        try:
+            for host in hosts:
+                for candidate in (port, port + 1):
+                    with socket.socket() as sock:
+                        sock.bind((host, candidate))
+        except OSError:
+            continue
+        return port
+
+
+def fixed_queues(frames: list[bytes]) -> list[bytes]:
+    """``frames`` with every ``queueId`` of -1 made 0..3: a front draws such a queue from its own process's
+    random numbers, which the test cannot seed, and the queue a send lands in must be the same in both runs."""
+    fixed = []
+    for number, frame in enumerate(frames):
+        (request,) = codec.FrameDecoder().feed(frame)
+        fields = request.ext_fields or {}
+        for name in ("queueId", "e"):
+            if fields.get(name) == "-1":
+                fields[name] = str(number % 4)
+        fixed.append(codec.encode_command(request))
+    return fixed
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readexactly(4)
+    return head + await reader.readexactly(int.from_bytes(head, "big"))
+
+
+async def run_broker(root: Path, frames: list[bytes], *, bind: str, port: int, client_port: int, workers: int,
+                     topics: list[TopicConfig], **options: Any) -> FrontRun:
+    """A broker on ``bind:port`` with ``workers`` fronts (0: none) fed ``frames`` one at a time."""
+    store_options = {key: options.pop(key) for key in list(options) if hasattr(MessageStoreConfig, key)}
+    # As in support.send_fast.run_broker: no decision here may go by the wall clock.
+    options.setdefault("broker_fast_failure_enable", False)
+    store_options.setdefault("sync_flush_timeout", 600_000)
+    config = BrokerConfig(broker_name="front-diff", namesrv_addr="", listen_port=port, bind_address=bind,
+                          broker_ip1=STORE_HOST_IP, fast_channel_enable=False, server_worker_processes=workers,
+                          **options)
+    store = MessageStoreConfig(store_path_root_dir=str(root), **{**SMALL_STORE, **store_options})
+    broker = BrokerController(config, store)
+    # The schedule thread re-puts delayed messages once they come due on the wall clock (level 1: a second),
+    # wherever the run has got to: it does not run (see support.send_fast). The store makes it when it loads.
+    load_store = broker.store.load
+
+    def load_without_schedule() -> Any:
+        loaded = load_store()
+        broker.store.schedule_service = None
+        return loaded
+
+    broker.store.load = load_without_schedule  # type: ignore[method-assign]
+    placed = 0
+    placement = broker.server.front_service
+    if placement is not None:
+        place = placement.place
+
+        def counting(payload: bytes) -> bytes:
+            nonlocal placed
+            answer = place(payload)
+            if answer[4]:  # placed, not refused (the PLACED layout of rocketmq_py.broker.front_sends)
+                placed += int.from_bytes(payload[4 + 4:4 + 4 + 2], "big")
+            return answer
+
+        placement.place = counting  # type: ignore[method-assign]
+    for topic_config in topics:
+        broker.topics.update(topic_config)
+    await broker.start()
+    writer = None
+    try:
+        ticks = itertools.count(1_700_000_000_000)
+        broker.store.commit_log.clock = lambda: next(ticks)
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(("127.0.0.1", client_port))
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, (bind, port))
+        reader, writer = await asyncio.open_connection(sock=sock)
+        answers = bytearray()
+        barrier = create_request(RequestCode.GET_MAX_OFFSET, {"topic": topics[0].topic_name, "queueId": "0"})
+        for frame in frames:
+            (request,) = codec.FrameDecoder().feed(frame)
+            writer.write(frame)
+            if request.is_oneway:
+                # Nothing answers a oneway send: a request behind it is answered once it is stored.
+                barrier.opaque = request.opaque
+                writer.write(codec.encode_command(barrier))
+            answers += await asyncio.wait_for(_read_frame(reader), 60)
+        return FrontRun(answers_by_opaque(bytes(answers)), {}, placed)
+    finally:
+        if writer is not None:
+            writer.close()
+        await broker.shutdown()
+
+
+async def differential(tmp_path: Path, frames: list[bytes], *, workers: int, topics: list[TopicConfig],
+                       **options: Any) -> tuple[FrontRun, FrontRun]:
+    """The same frames through a broker with ``workers`` fronts and one without: ``(fronts, alone)``."""
+    port = free_broker_port(("127.0.0.1", "127.0.0.2"))
+    client_port = free_port("127.0.0.1")
+    runs = []
+    for name, bind, count in (("fronts", "127.0.0.1", workers), ("alone", "127.0.0.2", 0)):
+        root = tmp_path / name
+        run = await run_broker(root, frames, bind=bind, port=port, client_port=client_port, workers=count,
+                               topics=topics, **dict(options))
+        run.files = store_files(root)
+        runs.append(run)
+    return runs[0], runs[1]
