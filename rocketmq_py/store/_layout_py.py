@@ -34,7 +34,7 @@ from typing import Any, Sequence
 
 IMPLEMENTATION = "python"
 
-#: Anything with the buffer protocol (mmap, bytearray, memoryview; bytes where only read), as in _layout.pyi.
+#: Anything with the buffer protocol (mmap, bytearray, memoryview; bytes where only read).
 Buffer = Any
 
 MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7
