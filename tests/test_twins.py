@@ -32,8 +32,8 @@ def _selector_path(compiled: str) -> Path:
 def _taken_from_the_implementation(compiled: str) -> list[str]:
     """The names the selector takes from the chosen module (``_impl.<name>``)."""
     tree = ast.parse(_selector_path(compiled).read_text())
-    return sorted({node.attr for node in ast.walk(tree)
-                   if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "_impl"})
+    return sorted({node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+                   and isinstance(node.value, ast.Name) and node.value.id == "_impl"})
 
 
 def test_the_package_has_the_compiled_modules_setup_py_builds():
