@@ -2,7 +2,7 @@
 
 Hypothesis feeds both modules the same input; they must return equal results
 or raise the same exception type. The twin is the oracle; the ``twin`` and
-``compiled`` fixtures come from ``conftest.twins("rocketmq_py._codec")``.
+``compiled`` fixtures are the codec's pair from the ``twins`` fixture.
 """
 from __future__ import annotations
 

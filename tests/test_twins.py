@@ -63,10 +63,33 @@ def test_each_compiled_module_has_its_twin_and_its_selector_beside_it(compiled, 
     assert imported == [(twin, "_impl")], "mypy checks the callers against the twin's annotations"
 
 
+def _pairs_called(tree: ast.AST) -> set[str]:
+    """The pairs named in ``twins("...")`` calls."""
+    return {node.args[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "twins"
+            and node.args and isinstance(node.args[0], ast.Constant)}
+
+
+def _pairs_reached(path: Path, conftest_fixtures: dict[str, set[str]]) -> set[str]:
+    """The pairs a test module reaches: by calling ``twins`` itself or through a conftest fixture built on it."""
+    tree = ast.parse(path.read_text())
+    reached = _pairs_called(tree)
+    own = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_"):
+            for argument in node.args.args:
+                if argument.arg not in own:  # a fixture of the module's own hides conftest's of that name
+                    reached |= conftest_fixtures.get(argument.arg, set())
+    return reached
+
+
 @pytest.mark.parametrize("compiled", COMPILED_MODULES)
 def test_each_pair_has_a_differential_test_through_the_twins_fixture(compiled):
-    callers = [path.name for path in TESTS.glob("test_*.py") if f'twins("{compiled}")' in path.read_text()]
-    assert set(callers) - {Path(__file__).name}, f"no test reaches {compiled} through the twins fixture"
+    conftest = ast.parse((TESTS / "conftest.py").read_text())
+    fixtures = {node.name: _pairs_called(node) for node in conftest.body if isinstance(node, ast.FunctionDef)}
+    callers = [path.name for path in TESTS.glob("test_*.py")
+               if path.name != Path(__file__).name and compiled in _pairs_reached(path, fixtures)]
+    assert callers, f"no test reaches {compiled} through the twins fixture"
 
 
 def _shape(function: object) -> list[tuple[str, str, object]] | None:
