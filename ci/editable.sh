@@ -13,7 +13,7 @@ log() { printf '[editable] %s\n' "$*" >&2; }
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 "${PYTHON:-python3}" -m venv "$WORK/venv"
-# No compiled modules: the type checker reads the .py and .pyi files, and this keeps the install quick.
+# No compiled modules: the type checker reads the .py files (the twins), and this keeps the install quick.
 ROCKETMQ_PY_NO_EXTENSIONS=1 "$WORK/venv/bin/python" -m pip install -q --no-deps -e "$ROOT"
 cp examples/aiokafka_style.py "$WORK/program.py"
 cd "$WORK"

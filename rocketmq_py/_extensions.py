@@ -1,4 +1,4 @@
-"""How a compiled module or its pure-Python twin is chosen; used by ``codec.py`` and ``store/layout.py``.
+"""How every selector (``pkg/name.py``) chooses the compiled module (``pkg/_name``) or its twin (``pkg/_name_py``).
 
 The compiled extension is used when it was built; the twin when
 ``ROCKETMQ_PY_NO_EXTENSIONS=1`` or when the extension is missing.

@@ -1,9 +1,8 @@
 """Differential tests: the compiled codec and the pure-Python twin agree on every input.
 
 Hypothesis feeds both modules the same input; they must return equal results
-or raise the same exception type. The twin is the oracle, except for the bugs
-listed in ``conftest.PENDING_TWIN_FIXES``: while the twin still has one, an
-input that hits it may disagree in exactly that way.
+or raise the same exception type. The twin is the oracle; the ``twin`` and
+``compiled`` fixtures are the codec's pair from the ``twins`` fixture.
 """
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import twin_pending
 from rocketmq_py import _codec_py as twin_module
 from rocketmq_py._codec_types import JsonObjectKey, RemotingCommand
 from rocketmq_py.common.message import MessageExt
@@ -56,51 +54,11 @@ def run_both(twin, compiled, name, *args, **kwargs):
     )
 
 
-def assert_agree(twin, compiled, name, *args, excuse=None, **kwargs):
-    """Both modules give the same outcome; ``excuse(twin_outcome, compiled_outcome)`` may
-    accept a difference caused by a pending twin fix."""
+def assert_agree(twin, compiled, name, *args, **kwargs):
+    """Both modules give the same outcome."""
     expected, actual = run_both(twin, compiled, name, *args, **kwargs)
-    if expected != actual and excuse is not None and excuse(expected, actual):
-        return actual
     assert actual == expected, f"{name}{args!r}: twin {expected!r}, compiled {actual!r}"
     return actual
-
-
-def _ext_fields_of(command_canon):
-    index = 1 + RemotingCommand.FIELDS.index("ext_fields")
-    return command_canon[index]
-
-
-def empty_duplicate_excuse(expected, actual):
-    """The twin keeps a value that a later empty duplicate should have removed."""
-    if not twin_pending("binary-ext-empty-duplicate"):
-        return False
-    if expected[0] != "returned" or actual[0] != "returned":
-        return False
-
-    def commands(result):
-        value = result[1]
-        if value[0] == "RemotingCommand":
-            return [value]
-        return [item for item in value[1]]  # a list of commands from FrameDecoder.feed
-
-    ours, theirs = commands(actual), commands(expected)
-    if len(ours) != len(theirs):
-        return False
-    for mine, oracle in zip(ours, theirs):
-        mine_ext, oracle_ext = _ext_fields_of(mine), _ext_fields_of(oracle)
-        if mine_ext != oracle_ext:
-            if mine_ext[0] != "dict" or not set(mine_ext[1]) <= set(oracle_ext[1]):
-                return False
-        index = 1 + RemotingCommand.FIELDS.index("ext_fields")
-        if mine[:index] + mine[index + 1:] != oracle[:index] + oracle[index + 1:]:
-            return False
-    return True
-
-
-def compressed_excuse(expected, actual):
-    """The twin returns part of a truncated compressed body where the fix raises."""
-    return twin_pending("truncated-compression") and expected[0] == "returned" and actual != expected
 
 
 # --- strategies ----------------------------------------------------------------------------------------
@@ -278,15 +236,15 @@ def test_json_headers_with_mixed_ext_values_decode_alike(twin, compiled, header)
 @SETTINGS
 @given(data=st.binary(max_size=96))
 def test_random_frames_decode_alike(twin, compiled, data):
-    assert_agree(twin, compiled, "decode_frame", data, excuse=empty_duplicate_excuse)
+    assert_agree(twin, compiled, "decode_frame", data)
 
 
 @SETTINGS
 @given(header=binary_headers(), body=st.binary(max_size=8))
 def test_random_binary_headers_decode_alike(twin, compiled, header, body):
-    assert_agree(twin, compiled, "decode_rocketmq_header", header, excuse=empty_duplicate_excuse)
+    assert_agree(twin, compiled, "decode_rocketmq_header", header)
     frame = struct.pack(">I", (1 << 24) | len(header)) + header + body
-    assert_agree(twin, compiled, "decode_frame", frame, excuse=empty_duplicate_excuse)
+    assert_agree(twin, compiled, "decode_frame", frame)
 
 
 @SETTINGS
@@ -302,7 +260,7 @@ def test_random_json_headers_decode_alike(twin, compiled, header, body):
 def test_mutated_frames_decode_alike(twin, compiled, data, cmd):
     frame = twin.encode_command(cmd)[4:]
     mutated = data.draw(mutations(frame))
-    assert_agree(twin, compiled, "decode_frame", mutated, excuse=empty_duplicate_excuse)
+    assert_agree(twin, compiled, "decode_frame", mutated)
 
 
 def _feed_all(decoder, chunks):
@@ -328,10 +286,6 @@ def test_frame_decoders_cut_streams_alike(twin, compiled, data, cmds):
     limit = data.draw(st.sampled_from([twin.MAX_FRAME_LENGTH, first, first - 1, 64, 200]))
     expected = _feed_all(twin.FrameDecoder(limit), chunks)
     actual = _feed_all(compiled.FrameDecoder(limit), chunks)
-    if expected != actual and twin_pending("binary-ext-empty-duplicate"):
-        pairs = zip(expected, actual)
-        if all(e == a or (e[0] == a[0] == "returned" and empty_duplicate_excuse(e[:2], a[:2])) for e, a in pairs):
-            return
     assert actual == expected
 
 
@@ -463,7 +417,7 @@ def test_store_records_alike(twin, compiled, data, records):
         assert_agree(twin, compiled, "decode_store_records", body, decompress_body=False, strict=strict)
     mutated = data.draw(mutations(body))
     for strict in (True, False):
-        assert_agree(twin, compiled, "decode_store_records", mutated, strict=strict, excuse=compressed_excuse)
+        assert_agree(twin, compiled, "decode_store_records", mutated, strict=strict)
 
 
 @SETTINGS
@@ -489,7 +443,7 @@ def test_compression_alike(twin, compiled, body, kind, garbage):
     assert_agree(twin, compiled, "compress", body, kind)
     if kind in (1, 2, 3):
         assert_agree(twin, compiled, "decompress", twin.compress(body, kind), kind)
-    assert_agree(twin, compiled, "decompress", garbage, kind, excuse=compressed_excuse)
+    assert_agree(twin, compiled, "decompress", garbage, kind)
     assert_agree(twin, compiled, "compression_type", kind << 8 | 1)
 
 

@@ -5,7 +5,6 @@ in a process started with ROCKETMQ_PY_CRC_TABLE=1 (the method is chosen when the
 """
 from __future__ import annotations
 
-import importlib
 import os
 import platform
 import random
@@ -17,25 +16,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-try:
-    compiled = importlib.import_module("rocketmq_py.store._layout")
-except ImportError as error:  # pragma: no cover - depends on the build
-    if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
-        raise
-    pytest.skip(f"compiled rocketmq_py.store._layout did not import: {error}", allow_module_level=True)
+
+@pytest.fixture(scope="module")
+def compiled(twins):
+    return twins("rocketmq_py.store._layout").compiled
+
 
 #: Every length up to 600 (the folding's 64-byte start, its 16-byte steps and the byte tail), at
 #: offsets that move the data off any alignment.
 EDGE_LENGTHS = range(0, 600)
 
 
-def test_an_x86_64_machine_folds_and_others_use_the_byte_table():
+def test_an_x86_64_machine_folds_and_others_use_the_byte_table(compiled):
     # Else the tests below would check the byte table only on x86-64 (the table has its own test below).
     expected = "folding" if platform.machine() in ("x86_64", "AMD64") else "table"
     assert compiled.CRC_METHOD == expected
 
 
-def test_every_short_length_and_alignment_matches_zlib():
+def test_every_short_length_and_alignment_matches_zlib(compiled):
     data = random.Random(1).randbytes(700)
     for length in EDGE_LENGTHS:
         for offset in (0, 1, 3, 8, 15):
@@ -45,17 +43,17 @@ def test_every_short_length_and_alignment_matches_zlib():
 
 @settings(max_examples=400, deadline=None)
 @given(st.binary(max_size=20_000))
-def test_any_bytes_match_zlib(data):
+def test_any_bytes_match_zlib(compiled, data):
     assert compiled.crc32(data) == zlib.crc32(data)
 
 
-def test_any_buffer_is_read():
+def test_any_buffer_is_read(compiled):
     data = random.Random(2).randbytes(5000)
     for buffer in (bytearray(data), memoryview(data)[17:4000], b"\x00" * 4096, b"\xff" * 1024):
         assert compiled.crc32(buffer) == zlib.crc32(buffer)
 
 
-def test_the_byte_table_matches_zlib():
+def test_the_byte_table_matches_zlib(compiled):  # the compiled module must be there for its subprocess
     script = (
         "import random, sys, zlib\n"
         "from rocketmq_py.store import _layout\n"

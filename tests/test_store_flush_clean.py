@@ -9,7 +9,10 @@ import pytest
 
 from rocketmq_py import codec
 from rocketmq_py.store import GetMessageStatus, MessageStore, MessageStoreConfig, PutMessageStatus, StoreMessage
+from rocketmq_py.store.checkpoint import StoreCheckpoint
 from rocketmq_py.store.clean import is_it_time_to_do
+from rocketmq_py.store.flush import GroupCommitService
+from rocketmq_py.store.mapped_file import MappedFileQueue
 
 FILE_SIZE = 64 * 1024
 
@@ -163,3 +166,24 @@ async def test_full_disk_refuses_puts_until_space_returns(tmp_path):
 ])
 def test_delete_when(when, hour, expected):
     assert is_it_time_to_do(when, hour) is expected
+
+
+async def test_a_group_commit_answers_put_ok_to_waiters_in_three_files(tmp_path):
+    """Java's doCommit gives each waiter, in order, two flushes of one file each; a group commit whose waiters'
+    records sit in three files (sends that rolled the CommitLog twice while the last commit ran) flushes all
+    three and answers each PUT_OK."""
+    queue = MappedFileQueue(tmp_path / "commitlog", 4096)
+    checkpoint = StoreCheckpoint(tmp_path / "checkpoint")
+    ends = []
+    for _ in range(3):
+        assert queue.get_last_mapped_file().append(bytes(4096))
+        ends.append(queue.max_offset)
+    service = GroupCommitService(queue, checkpoint)
+    answers = [service.put_request(end) for end in ends]
+    try:
+        service._do_commit()
+        assert [await answer for answer in answers] == [PutMessageStatus.PUT_OK] * 3
+        assert queue.flushed_where == ends[-1]
+    finally:
+        queue.shutdown()
+        checkpoint.shutdown()

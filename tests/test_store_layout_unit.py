@@ -6,8 +6,6 @@ ConsumeQueue units and IndexFile entries follow Java's rules.
 """
 from __future__ import annotations
 
-import importlib
-import os
 import socket
 import struct
 import zlib
@@ -15,21 +13,9 @@ import zlib
 import pytest
 
 from rocketmq_py import codec
-from rocketmq_py.store import _layout_py
-
-REQUIRED = os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1"
-
-
-@pytest.fixture(scope="module", params=["python", "cython"])
-def impl(request):
-    if request.param == "python":
-        return _layout_py
-    try:
-        return importlib.import_module("rocketmq_py.store._layout")
-    except ImportError as error:
-        if REQUIRED:
-            pytest.fail(f"compiled rocketmq_py.store._layout did not import: {error}", pytrace=False)
-        pytest.skip(f"compiled rocketmq_py.store._layout did not import: {error}")
+@pytest.fixture(scope="module", params=["twin", "compiled"])
+def impl(request, twins):
+    return twins("rocketmq_py.store._layout").side(request.param)
 
 
 def host(ip: str, port: int) -> bytes:

@@ -5,7 +5,6 @@ over CommitLog files that roll, with tag and record filters, transfer limits, de
 """
 from __future__ import annotations
 
-import importlib
 import os
 import random
 import zlib
@@ -14,17 +13,8 @@ import pytest
 
 from rocketmq_py import codec
 from rocketmq_py.store import GetMessageResult, GetMessageStatus, MessageStore, MessageStoreConfig, StoreMessage
-from rocketmq_py.store import _read_path_py, read_path
+from rocketmq_py.store import read_path
 from rocketmq_py.store.reads import TOTAL_PHYSICAL_MEMORY, TagCodeFilter
-
-
-def compiled_read_path():
-    try:
-        return importlib.import_module("rocketmq_py.store._read_path")
-    except ImportError as error:
-        if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
-            pytest.fail(f"the compiled read path did not import: {error}", pytrace=False)
-        pytest.skip(f"the compiled read path did not import: {error}")
 
 
 def test_the_expected_implementation_runs(expected_implementation):
@@ -78,8 +68,8 @@ def _collect(module, store: MessageStore, queue_id: int, offset: int, max_msg_nu
             result.suggest_pulling_from_slave)
 
 
-async def test_compiled_and_twin_collect_the_same_records(store):
-    compiled = compiled_read_path()
+async def test_compiled_and_twin_collect_the_same_records(store, twins):
+    read_paths = twins("rocketmq_py.store._read_path")
     codes_of = {"A": codec.java_string_hash("A"), "B": codec.java_string_hash("B")}
     rng = random.Random(11)
     found = 0
@@ -89,19 +79,19 @@ async def test_compiled_and_twin_collect_the_same_records(store):
         max_msg_nums = rng.choice([1, 5, 32, 64])
         codes = rng.choice([False, None, {codes_of["A"]}, {codes_of["A"], codes_of["B"]}, {12345}, HalfTheRecords()])
         memory = rng.choice([TOTAL_PHYSICAL_MEMORY, 0, 3000])
-        expected = _collect(_read_path_py, store, queue_id, offset, max_msg_nums, codes, memory)
-        assert _collect(compiled, store, queue_id, offset, max_msg_nums, codes, memory) == expected
+        expected = _collect(read_paths.twin, store, queue_id, offset, max_msg_nums, codes, memory)
+        assert _collect(read_paths.compiled, store, queue_id, offset, max_msg_nums, codes, memory) == expected
         found += expected[0] == GetMessageStatus.FOUND
     assert found > 150
 
 
-async def test_compiled_and_twin_agree_when_the_first_files_are_deleted(store):
-    compiled = compiled_read_path()
+async def test_compiled_and_twin_agree_when_the_first_files_are_deleted(store, twins):
+    read_paths = twins("rocketmq_py.store._read_path")
     first = store.commit_log.queue.files[0]
     first.mm.close()  # as the clean service leaves a deleted file to a reader that still holds it
     for offset in (0, 1, 5, 20):
-        expected = _collect(_read_path_py, store, 0, offset, 32, None, TOTAL_PHYSICAL_MEMORY)
-        assert _collect(compiled, store, 0, offset, 32, None, TOTAL_PHYSICAL_MEMORY) == expected
+        expected = _collect(read_paths.twin, store, 0, offset, 32, None, TOTAL_PHYSICAL_MEMORY)
+        assert _collect(read_paths.compiled, store, 0, offset, 32, None, TOTAL_PHYSICAL_MEMORY) == expected
     # The records of the closed file are skipped: the pull goes on in the next file.
-    status, _, _, queue_offsets, _ = _collect(_read_path_py, store, 0, 0, 32, None, TOTAL_PHYSICAL_MEMORY)
+    status, _, _, queue_offsets, _ = _collect(read_paths.twin, store, 0, 0, 32, None, TOTAL_PHYSICAL_MEMORY)
     assert status == GetMessageStatus.FOUND and queue_offsets[0] > 0

@@ -7,7 +7,6 @@ queues share a put, as records built elsewhere (a front process) will.
 """
 from __future__ import annotations
 
-import importlib
 import itertools
 import os
 import shutil
@@ -28,17 +27,7 @@ from rocketmq_py.store import (
     message_store,
     write_path,
 )
-from rocketmq_py.store import _write_path_py
 from rocketmq_py.store.consume_queue import UNIT, ConsumeQueue
-
-
-def compiled_write_path():
-    try:
-        return importlib.import_module("rocketmq_py.store._write_path")
-    except ImportError as error:
-        if os.environ.get("ROCKETMQ_PY_REQUIRE_EXTENSIONS") == "1":
-            pytest.fail(f"the compiled write path did not import: {error}", pytrace=False)
-        pytest.skip(f"the compiled write path did not import: {error}")
 
 
 def test_the_expected_implementation_runs(expected_implementation):
@@ -101,11 +90,11 @@ puts = st.lists(st.lists(messages, min_size=1, max_size=4).map(b"".join) | st.bi
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(puts)
-def test_compiled_and_twin_writers_leave_the_same_store(tmp_path_factory, monkeypatch, buffers):
-    compiled = compiled_write_path()
+def test_compiled_and_twin_writers_leave_the_same_store(tmp_path_factory, monkeypatch, twins, buffers):
+    writers = twins("rocketmq_py.store._write_path")
     root = tmp_path_factory.mktemp("stores")
-    stores = [open_store(root / name, module, monkeypatch) for name, module in (("twin", _write_path_py),
-                                                                               ("compiled", compiled))]
+    stores = [open_store(root / name, module, monkeypatch) for name, module in (("twin", writers.twin),
+                                                                               ("compiled", writers.compiled))]
     try:
         for records in buffers:
             results = [outcome(store._writer.put(records)) for store, _ in stores]
@@ -190,12 +179,13 @@ async def test_a_store_that_is_not_running_refuses_records(tmp_path):
         store.shutdown()
 
 
-async def test_recovery_and_the_reput_dispatch_through_the_same_routine(tmp_path, monkeypatch):
+async def test_recovery_and_the_reput_dispatch_through_the_same_routine(tmp_path, monkeypatch, twins):
     """A store whose ConsumeQueues and index are lost rebuilds them from the CommitLog, through the writer's
     dispatch, to the bytes the puts built (the twin and the compiled writer alike)."""
-    modules = [("twin", _write_path_py)]
+    writers = twins("rocketmq_py.store._write_path")
+    modules = [("twin", writers.twin)]
     if layout.IMPLEMENTATION == "cython":  # the compiled writer dispatches the compiled layout's RecordInfos
-        modules.append(("compiled", compiled_write_path()))
+        modules.append(("compiled", writers.compiled))
     built = tmp_path / "built"
     store, _ = open_store(built, write_path, monkeypatch)
     store.start()

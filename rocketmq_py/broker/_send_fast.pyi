@@ -1,15 +1,5 @@
-"""Typed API of the compiled send fast path (``_send_fast.pyx``); the pure-Python twin ``_send_fast_py`` matches it."""
-from typing import Sequence
+"""The compiled module's types are its twin's: one set of annotations for both (docs/design-twins.md).
 
-from rocketmq_py.broker.processors.send import SendMessageProcessor
-from rocketmq_py.remoting import RemotingCommand, RequestContext
-
-IMPLEMENTATION: str
-
-class SendFastPath:
-    def __init__(self, processor: SendMessageProcessor) -> None: ...
-    def answer(self, ctx: RequestContext, request: RemotingCommand) -> RemotingCommand | None: ...
-    def build(self, remote_address: object,
-              request: RemotingCommand) -> tuple[bytes | bytearray, int, str, int] | None: ...
-    def respond(self, request: RemotingCommand, queue_id: int, physical_offsets: Sequence[int],
-                queue_offset: int) -> RemotingCommand: ...
+tests/test_twins.py holds the compiled module to the twin's names and signatures, the differential tests to its
+results."""
+from rocketmq_py.broker._send_fast_py import *

@@ -40,7 +40,7 @@ from rocketmq_py.common.topic import RMQ_SYS_SCHEDULE_TOPIC
 
 IMPLEMENTATION = "python"
 
-#: Anything with the buffer protocol (mmap, bytearray, memoryview; bytes where only read), as in _layout.pyi.
+#: Anything with the buffer protocol (mmap, bytearray, memoryview; bytes where only read).
 Buffer = Any
 
 END_FILE_MIN_BLANK_LENGTH = 8

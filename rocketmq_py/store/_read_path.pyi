@@ -1,10 +1,5 @@
-"""Typed API of the store's compiled read path (``_read_path.pyx``); the pure-Python twin ``_read_path_py``
-matches it."""
-from rocketmq_py.store.consume_queue import UnitWindow
-from rocketmq_py.store.reads import MessageFilter, StoreReads
-from rocketmq_py.store.results import GetMessageResult
+"""The compiled module's types are its twin's: one set of annotations for both (docs/design-twins.md).
 
-IMPLEMENTATION: str
-
-def collect(reads: StoreReads, result: GetMessageResult, units: UnitWindow, offset: int,
-            max_msg_nums: int, message_filter: MessageFilter | None, memory: int) -> None: ...
+tests/test_twins.py holds the compiled module to the twin's names and signatures, the differential tests to its
+results."""
+from rocketmq_py.store._read_path_py import *

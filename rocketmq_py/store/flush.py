@@ -161,18 +161,22 @@ class GroupCommitService(ServiceThread):
             # Puts that did not ask to wait still get flushed soon.
             self._flush()
             return
-        target = max(r.next_offset for r in requests)
-        for _ in range(2):
-            if self.queue.flushed_where >= target:
-                break
-            self._flush()
-        flushed = self.queue.flushed_where
+        # Each waiter, in the order they came, may take two flushes (its record may be in the next file), as in
+        # Java's doCommit: one flush writes one file, so a group commit whose waiters span more files than two
+        # still answers each of them PUT_OK.
+        flushed: dict[_Waiter, bool] = {}
+        for waiter in requests:
+            for _ in range(2):
+                if self.queue.flushed_where >= waiter.next_offset:
+                    break
+                self._flush()
+            flushed[waiter] = self.queue.flushed_where >= waiter.next_offset
         by_loop: dict[asyncio.AbstractEventLoop, list[_Waiter]] = {}
         for waiter in requests:
             by_loop.setdefault(waiter.loop, []).append(waiter)
         for loop, waiters in by_loop.items():
-            done = [w for w in waiters if w.next_offset <= flushed]
-            late = [w for w in waiters if w.next_offset > flushed]
+            done = [w for w in waiters if flushed[w]]
+            late = [w for w in waiters if not flushed[w]]
             try:
                 if done:
                     loop.call_soon_threadsafe(_complete, done, PutMessageStatus.PUT_OK)

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 from rocketmq_py._extensions import load
 
 if TYPE_CHECKING:
-    # Both implementations follow the compiled module's stub (its .pyi): check the callers against it.
-    from rocketmq_py.store import _layout as _impl
+    from rocketmq_py.store import _layout_py as _impl
 else:
     _impl = load("rocketmq_py.store._layout", "rocketmq_py.store._layout_py")
 
