@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from support.child import child_cwd, child_env
 from support.cluster import ThreadedCluster
 
 from rocketmq_py.admin.cli import jsonable
@@ -33,8 +32,6 @@ from rocketmq_py.common.mq_version import version_desc
 from rocketmq_py.common.topic_config import TopicConfig
 from rocketmq_py.shell.consume import render
 from rocketmq_py.shell.produce import parse_properties, split_chunk
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 # --- the pieces ----------------------------------------------------------------------------------------------
@@ -170,9 +167,8 @@ def test_the_admin_commands_without_a_name_server_fail_in_one_line(capsys, monke
 # --- produce and consume ---------------------------------------------------------------------------------------
 
 def run(namesrv: str, *argv: str, data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "rocketmq_py", *argv, "-n", namesrv], input=data,
-                          capture_output=True, timeout=300, env=env)
+                          capture_output=True, timeout=300, env=child_env(), cwd=child_cwd())
 
 
 def test_produce_then_consume_with_and_without_a_group(threaded, capsys):
@@ -226,9 +222,8 @@ async def _schedule_topic_count(cluster) -> int:
 
 
 def start(namesrv: str, *argv: str) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.Popen([sys.executable, "-m", "rocketmq_py", *argv, "-n", namesrv], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(), cwd=child_cwd())
 
 
 def test_typed_lines_go_at_once_and_signals_stop_both_commands_cleanly(threaded, capsys):
