@@ -272,9 +272,9 @@ def _json_scalar_text(key: str, value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return int.__repr__(value)  # an IntEnum's digits, on every Python
     if isinstance(value, float):
-        return repr(value)
+        return float.__repr__(value)
     raise CodecError(f"extFields value of {key!r} is not a string: {value!r}")
 
 
@@ -403,6 +403,8 @@ def header_to_fields(header: object, plan: HeaderPlan) -> dict[str, str]:
             fields[name] = "true" if value else "false"
         elif kind == HEADER_STR and value.__class__ is str:
             fields[name] = value
+        elif isinstance(value, int) and not isinstance(value, bool):
+            fields[name] = int.__repr__(value)  # an IntEnum's digits: its str() is its name before Python 3.11
         else:
             fields[name] = str(value)
     return fields
@@ -1069,9 +1071,9 @@ def _dump(value: object, parts: list[str], quote_keys: bool, newline: str, depth
     elif isinstance(value, str):
         parts.append(json.dumps(value, ensure_ascii=False))
     elif isinstance(value, int):
-        parts.append(str(value))
+        parts.append(int.__repr__(value))  # an IntEnum's digits: its str() is its name before Python 3.11
     elif isinstance(value, float):
-        parts.append(repr(value))
+        parts.append(float.__repr__(value))
     elif isinstance(value, (dict, JsonObjectKey)):
         items = value.items() if isinstance(value, dict) else value
         inner = newline + "\t" * (depth + 1) if newline else ""

@@ -6,6 +6,7 @@ either implementation's output.
 """
 from __future__ import annotations
 
+import enum
 import os
 import struct
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from support.child import child_cwd
 from rocketmq_py import codec as selected_codec
 from rocketmq_py._codec_types import JsonObjectKey, RemotingCommand
+from rocketmq_py.common.headers.offset import UpdateConsumerOffsetRequestHeader
 from rocketmq_py.errors import CodecError, FrameTooLargeError
 
 
@@ -462,3 +464,17 @@ def test_json_errors_are_codec_errors(codec_impl):
         codec_impl.json_dumps(object())
     with pytest.raises(CodecError):
         codec_impl.json_dumps({None: 1})
+
+
+class _Code(enum.IntEnum):
+    ONE = 1
+
+
+def test_an_int_enum_is_written_as_its_digits_on_every_python(codec_impl):
+    # Before Python 3.11, str() of an IntEnum member is its name ("_Code.ONE"): DLedger's bodies carried
+    # "code":ResponseCode.SUCCESS on 3.10, which no member could read.
+    assert codec_impl.json_dumps({"code": _Code.ONE, "codes": [_Code.ONE]}) == '{"code":1,"codes":[1]}'
+    header = UpdateConsumerOffsetRequestHeader(consumer_group="g", topic="t", queue_id=_Code.ONE,
+                                               commit_offset=_Code.ONE)
+    fields = codec_impl.header_to_fields(header, UpdateConsumerOffsetRequestHeader._plan())
+    assert (fields["queueId"], fields["commitOffset"]) == ("1", "1")

@@ -200,9 +200,9 @@ cdef int _dump(object value, list parts, object quote_keys, str newline, int dep
     elif isinstance(value, str):
         parts.append(_json_quote(value))
     elif isinstance(value, int):
-        parts.append(str(value))
+        parts.append(int.__repr__(value))  # an IntEnum's digits: its str() is its name before Python 3.11
     elif isinstance(value, float):
-        parts.append(repr(value))
+        parts.append(float.__repr__(value))
     elif isinstance(value, (dict, JsonObjectKey)):
         items = value.items() if isinstance(value, dict) else value
         inner = newline + "\t" * (depth + 1) if newline else ""

@@ -55,6 +55,8 @@ cdef object _field_text(object value, int kind, long long* number):
         number[0] = PyLong_AsLongLongAndOverflow(value, &overflow)
         if not overflow:
             return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__repr__(value)  # an IntEnum's digits: its str() is its name before Python 3.11
     return str(value)
 
 

@@ -276,9 +276,9 @@ cdef object _json_scalar_text(object key, object value):
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return int.__repr__(value)  # an IntEnum's digits, on every Python
     if isinstance(value, float):
-        return repr(value)
+        return float.__repr__(value)
     raise CodecError(f"extFields value of {key!r} is not a string: {value!r}")
 
 
