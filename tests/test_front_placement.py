@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import struct
 
+import pytest
+
 from support.front_sends import PlaceClient, stored_broker
 from support.send_fast import send_frame, store_files
 
@@ -79,3 +81,46 @@ async def test_one_place_of_many_sends_stores_answers_and_counts_as_one_place_pe
     assert list(firsts) == apart_firsts
     assert answers["together stats"] == answers["apart stats"]
     assert answers["together files"] == answers["apart files"]
+
+
+def _change_topics(broker):
+    broker.topics.update(TopicConfig(topic_name="Added", read_queue_nums=1, write_queue_nums=1))
+
+
+def _change_permission(broker):
+    broker.config.broker_permission = 4  # read only
+
+
+def _change_trace(broker):
+    broker.config.trace_on = not broker.config.trace_on
+    broker.send_processor.refresh()
+
+
+def _change_store_host(broker):
+    broker.config.broker_ip1 = "10.9.8.6"
+
+
+def _change_max_message_size(broker):
+    broker.store.config.max_message_size -= 1
+
+
+@pytest.mark.parametrize("change", [_change_topics, _change_permission, _change_trace, _change_store_host,
+                                    _change_max_message_size])
+async def test_a_place_built_before_a_change_of_the_settings_is_refused_and_stores_nothing(tmp_path, change):
+    with stored_broker(tmp_path, TOPICS) as broker:
+        placement = SendPlacement(broker)
+        settings = placement.settings()
+        messages: list[bytes] = []
+        front = FrontSends(messages.append, json.loads(settings))
+        for frame in _frames()[:3]:
+            assert front.take(PlaceClient(), frame)
+            front.flush()
+        assert placement.place(messages[0])[4] == 1
+        change(broker)
+        assert placement.place(messages[1])[4] == 0
+        assert placement.settings() is not settings
+        assert broker.store.get_max_offset_in_queue("Plain", 1) == 0  # the second send's queue
+        front.update(json.loads(placement.settings()))
+        if front.take(PlaceClient(), _frames()[2]):  # with the new settings (a read-only broker takes none)
+            front.flush()
+            assert placement.place(messages[3])[4] == 1

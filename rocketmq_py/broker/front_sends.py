@@ -149,15 +149,19 @@ class SendPlacement:
         self._topics: dict[bytes, str] = {}
 
     def _current_key(self) -> tuple[object, ...]:
-        """Everything the settings are made of, cheaply: equal keys, equal settings."""
+        """Everything the settings are made of, cheaply: equal keys, equal settings.
+
+        Asked for every PLACE message, so it reads fields rather than making values: the store host
+        (``config.broker_addr``) by the two fields it is made of, and the send processor's region fields by
+        the dict itself (its ``refresh`` puts a new one in place, it never changes one)."""
         broker = self.broker
         config = broker.config
         store = broker.store
         version = broker.topics.data_version
         return (version.timestamp, version.counter, len(broker.topics.file.table),
                 config.start_accept_send_request_time_stamp, config.broker_permission, config.broker_cluster_name,
-                broker.store_host, store.put_waits(True), store.refuses_plain(0, 0), store.config.max_message_size,
-                tuple(broker.send_processor.region_fields.items()))
+                config.broker_ip1, config.listen_port, store.put_waits(True), store.refuses_plain(0, 0),
+                store.config.max_message_size, broker.send_processor.region_fields)
 
     def settings(self) -> bytes:
         """The current settings (the same object while nothing changed)."""
