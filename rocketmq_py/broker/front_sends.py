@@ -56,6 +56,11 @@ _PLACE_SEND = struct.Struct(">IIH")
 # PLACED (broker process -> front): buffer number and whether it was placed; when it was, each record's
 # physical offset, then each send's queue offset (int64 each).
 _PLACED_HEAD = struct.Struct(">IB")
+# PLACED of one placed send of one record, the most frequent: its head, physical offset and queue offset.
+_PLACED_ONE = struct.Struct(">IBqq")
+_PLACE_SEND_SIZE = _PLACE_SEND.size
+#: How many topic names a :class:`SendPlacement` keeps decoded (it forgets them all past this).
+_TOPIC_NAMES_KEPT = 4096
 
 
 # --- the settings ------------------------------------------------------------------------------------------------
@@ -141,17 +146,22 @@ class SendPlacement:
         self._key: tuple[object, ...] | None = None
         #: The settings as last made (by :meth:`settings` or :meth:`place`).
         self.current_settings = b""
+        self._topics: dict[bytes, str] = {}
 
     def _current_key(self) -> tuple[object, ...]:
-        """Everything the settings are made of, cheaply: equal keys, equal settings."""
+        """Everything the settings are made of, cheaply: equal keys, equal settings.
+
+        Asked for every PLACE message, so it reads fields rather than making values: the store host
+        (``config.broker_addr``) by the two fields it is made of, and the send processor's region fields by
+        the dict itself (its ``refresh`` puts a new one in place, it never changes one)."""
         broker = self.broker
         config = broker.config
         store = broker.store
         version = broker.topics.data_version
         return (version.timestamp, version.counter, len(broker.topics.file.table),
                 config.start_accept_send_request_time_stamp, config.broker_permission, config.broker_cluster_name,
-                broker.store_host, store.put_waits(True), store.refuses_plain(0, 0), store.config.max_message_size,
-                tuple(broker.send_processor.region_fields.items()))
+                config.broker_ip1, config.listen_port, store.put_waits(True), store.refuses_plain(0, 0),
+                store.config.max_message_size, broker.send_processor.region_fields)
 
     def settings(self) -> bytes:
         """The current settings (the same object while nothing changed)."""
@@ -170,29 +180,61 @@ class SendPlacement:
         self.settings()
         if version != self.version:
             return _PLACED_HEAD.pack(number, 0)  # built with old settings: the front relays the sends
+        # The broker process's part of every send a front serves: per send, no more than it needs.
         position = _PLACE_HEAD.size
+        unpack_send = _PLACE_SEND.unpack_from
+        topics = self._topics
         parts = []
         for _ in range(sends):
-            count, size, topic_length = _PLACE_SEND.unpack_from(payload, position)
-            position += _PLACE_SEND.size
-            parts.append((count, size, bytes(payload[position:position + topic_length]).decode("utf-8")))
-            position += topic_length
+            count, size, topic_length = unpack_send(payload, position)
+            position += _PLACE_SEND_SIZE
+            end = position + topic_length
+            name = payload[position:end]
+            topic = topics.get(name)
+            if topic is None:
+                topic = self._topic(name)
+            parts.append((count, size, topic))
+            position = end
         started = time.monotonic()
         put = self.broker.store.append_records(payload[position:])
         if put.status is not PutMessageStatus.PUT_OK:
             return _PLACED_HEAD.pack(number, 0)  # refused now (a full disk): the broker answers each send
         latency_ms = int((time.monotonic() - started) * 1000)
-        on_put = self.broker.stats.on_put
+        offsets = put.physical_offsets
         queue_offsets = put.queue_offsets
-        first = 0
-        firsts = []
-        for count, size, topic in parts:
+        on_put = self.broker.stats.on_put
+        if sends == 1:
+            count, size, topic = parts[0]
             on_put(topic, count, size, latency_ms)
+            if count == 1:
+                return _PLACED_ONE.pack(number, 1, offsets[0], queue_offsets[0])
+            return b"".join((_PLACED_HEAD.pack(number, 1), struct.pack(f">{count + 1}q", *offsets,
+                                                                       queue_offsets[0])))
+        # The stats by topic: one call for all of a topic's sends, the same counts as one call per send.
+        by_topic: dict[str, list[int]] = {}
+        firsts = []
+        first = 0
+        for count, size, topic in parts:
             firsts.append(queue_offsets[first])
             first += count
-        offsets = put.physical_offsets
-        return b"".join((_PLACED_HEAD.pack(number, 1), struct.pack(f">{len(offsets)}q", *offsets),
-                         struct.pack(f">{len(firsts)}q", *firsts)))
+            totals = by_topic.get(topic)
+            if totals is None:
+                by_topic[topic] = [count, size, 1]
+            else:
+                totals[0] += count
+                totals[1] += size
+                totals[2] += 1
+        for topic, (count, size, puts) in by_topic.items():
+            on_put(topic, count, size, latency_ms, puts)
+        return b"".join((_PLACED_HEAD.pack(number, 1), struct.pack(f">{len(offsets) + sends}q", *offsets,
+                                                                   *firsts)))
+
+    def _topic(self, name: bytes) -> str:
+        """A topic's name as a PLACE message carries it, decoded (and kept: a front's sends name few topics)."""
+        if len(self._topics) >= _TOPIC_NAMES_KEPT:
+            self._topics.clear()
+        topic = self._topics[name] = name.decode("utf-8")
+        return topic
 
 
 # --- the front's side --------------------------------------------------------------------------------------------

@@ -47,7 +47,8 @@ class BrokerStatsManager:
         #: The same for each (topic, group) a pull adds to: its four items. Emptied as ``_put_items`` is.
         self._get_items: dict[tuple[str, str], tuple[StatsItem, StatsItem, StatsItem, StatsItem]] = {}
 
-    def on_put(self, topic: str, messages: int, size: int) -> None:
+    def on_put(self, topic: str, messages: int, size: int, puts: int = 1) -> None:
+        """``puts`` puts of ``topic``, of ``messages`` messages and ``size`` bytes in all."""
         items = self._put_items.get(topic)
         if items is None:
             sets = self.sets
@@ -56,9 +57,9 @@ class BrokerStatsManager:
         # StatsItem.add, written out: a put is the broker's most frequent event, and these are three calls.
         nums, sizes, broker = items
         nums.value += messages
-        nums.times += 1
+        nums.times += puts
         sizes.value += size
-        sizes.times += 1
+        sizes.times += puts
         # Java adds to the broker-wide items' value only, leaving their times at 0.
         broker.value += messages
 

@@ -10,11 +10,12 @@ host.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from rocketmq_py import codec
 from rocketmq_py.broker import BrokerConfig, BrokerController
@@ -159,3 +160,34 @@ async def differential(tmp_path: Path, frames: list[bytes], *, workers: int, top
         run.files = store_files(root)
         runs.append(run)
     return runs[0], runs[1]
+
+
+@contextlib.contextmanager
+def stored_broker(root: Path, topics: list[TopicConfig]) -> Iterator[BrokerController]:
+    """A broker, not started, whose store runs (in ``root``, with the small files) on one fixed store time."""
+    config = BrokerConfig(broker_name="front-place", namesrv_addr="", listen_port=10911, bind_address="127.0.0.1",
+                          broker_ip1=STORE_HOST_IP, fast_channel_enable=False, broker_fast_failure_enable=False)
+    broker = BrokerController(config, MessageStoreConfig(store_path_root_dir=str(root), **SMALL_STORE))
+    broker.store.load()
+    broker.store.schedule_service = None  # as in run_broker: nothing may go by the wall clock
+    broker.store.start()
+    try:
+        broker.store.commit_log.clock = lambda: 1_700_000_000_000
+        for topic_config in topics:
+            broker.topics.update(topic_config)
+        yield broker
+    finally:
+        broker.store.shutdown()
+
+
+class PlaceClient:
+    """A front's client that the placement tests feed: it may not be relayed to (every send is taken)."""
+
+    conn = 1
+    remote_address = "127.0.0.1:40404"
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def relay(self, frame: bytes) -> None:
+        raise AssertionError("the front relayed a send the test meant it to take")
