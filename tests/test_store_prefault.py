@@ -22,10 +22,17 @@ from rocketmq_py.store.prefault import CommitLogPrefaultService
 PAGE = mmap.PAGESIZE
 
 
+#: Faults a populated span may still show: the count is the thread's, and the interpreter may touch a fresh page
+#: of its own between the two readings (they failed at 3 with 2 allowed, in CI, before the positions were built
+#: ahead of the first reading). An unpopulated span takes one per page.
+NOT_THE_SPANS_FAULTS = 4
+
+
 def _faults_writing_each_page(mm: mmap.mmap, start: int, end: int) -> int:
     """Minor faults this thread takes writing a zero (what the page holds) to each page of the span."""
+    positions = list(range(start, end, PAGE))  # made before the first reading: the loop allocates nothing
     before = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
-    for position in range(start, end, PAGE):
+    for position in positions:
         mm[position] = 0
     return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - before
 
@@ -45,7 +52,7 @@ def test_populated_pages_take_no_fault_when_written_and_keep_their_bytes(memory_
     try:
         assert layout.populate_for_writing(mapped.mm, 5, 64 * PAGE - 5) is True
         assert mapped.mm[:64 * PAGE] == bytes(64 * PAGE)  # nothing was written
-        assert _faults_writing_each_page(mapped.mm, 0, 64 * PAGE) <= 2
+        assert _faults_writing_each_page(mapped.mm, 0, 64 * PAGE) <= NOT_THE_SPANS_FAULTS
         # The pages after the populated span still fault when first written.
         assert _faults_writing_each_page(mapped.mm, 64 * PAGE, 128 * PAGE) >= 32
     finally:
@@ -111,7 +118,7 @@ def test_the_window_after_the_write_position_is_faulted_in_and_moves_with_it(mem
         assert service.prefaulted_to == last.wrote_position + 16 * PAGE
         assert service.prefault_ahead() == 0  # nothing new
         assert last.mm[last.wrote_position:service.prefaulted_to] == bytes(16 * PAGE)  # nothing was written
-        assert _faults_writing_each_page(last.mm, last.wrote_position + PAGE, service.prefaulted_to) <= 2
+        assert _faults_writing_each_page(last.mm, last.wrote_position + PAGE, service.prefaulted_to) <= NOT_THE_SPANS_FAULTS
         first_end = last.wrote_position
         _put(store)  # one record (3000 bytes and its head) more: the window moves by as much
         assert service.prefault_ahead() == queue.last_file().wrote_position - first_end  # type: ignore[union-attr]
