@@ -74,8 +74,10 @@ CONTEXT=$(mktemp -d)
 trap 'rm -rf "$CONTEXT"' EXIT
 cp docker/Dockerfile docker/entrypoint.sh docker/healthcheck.py "$CONTEXT/"
 mkdir "$CONTEXT/wheels"
-if ls dist/wheelhouse/rocketmq_py-"$VERSION"-*.whl >/dev/null 2>&1; then
-  cp dist/wheelhouse/rocketmq_py-"$VERSION"-*.whl "$CONTEXT/wheels/"
+# The image's Python is 3.11 (the base above, and the dependencies' wheels below): ci/wheel.sh leaves a wheel for
+# every supported Python in dist/wheelhouse, and only the 3.11 one belongs in the image.
+if ls dist/wheelhouse/rocketmq_py-"$VERSION"-cp311-cp311-*.whl >/dev/null 2>&1; then
+  cp dist/wheelhouse/rocketmq_py-"$VERSION"-cp311-cp311-*.whl "$CONTEXT/wheels/"
 else
   log "building the rocketmq-py wheel"
   "$PYTHON" -m pip wheel -q --no-deps -w "$CONTEXT/wheels" .
