@@ -43,7 +43,10 @@ def docker_engine():
 
 
 @pytest.fixture
-def containers():
+def containers(tmp_path):
+    """Starts servers and stops them after the test. It takes tmp_path, where the servers' folders are, so that
+    it is torn down first: a passed test's folder is removed with tmp_path (tmp_path_retention_policy), and a
+    container saves its console log there when it stops."""
     started = []
 
     def start(server):
