@@ -24,11 +24,8 @@ from rocketmq_py.common.topic_config import TopicConfig
 from rocketmq_py.remoting import create_request
 from rocketmq_py.store import MessageStoreConfig
 
-from .send_fast import answers_by_opaque, store_files
+from .send_fast import SMALL_STORE, answers_by_opaque, store_files
 
-#: Small store files, so that a few hundred sends roll the CommitLog, the ConsumeQueues and the index.
-SMALL_STORE = dict(mapped_file_size_commit_log=64 * 1024, mapped_file_size_consume_queue=20 * 40,
-                   max_hash_slot_num=64, max_index_num=96, max_message_size=16 * 1024)
 STORE_HOST_IP = "10.9.8.7"
 
 
