@@ -43,22 +43,28 @@ class CombiningLock:
 
     def record(self, change: Callable[..., None], *args: Any) -> None:
         """Run ``change(*args)`` now if the lock is free, else leave it to whoever holds the lock or takes it next."""
-        if self._lock.acquire(blocking=False):
+        # Called for every message by every consume thread: kept to the fewest Python calls.
+        lock, pending = self._lock, self._pending
+        if lock.acquire(False):
             try:
-                self._apply_pending()
+                if pending:
+                    self._make_pending()
                 change(*args)
             finally:
-                self._release()
-            return
-        self._pending.append((change, args))
-        # The holder may have released the lock after its last look at the deque and before our append.
-        if self._lock.acquire(blocking=False):
+                lock.release()
+            if not pending:
+                return
+        else:
+            pending.append((change, args))
+        # A change recorded meanwhile, or ours: the holder may have released the lock after its last look at the
+        # deque and before the append.
+        if lock.acquire(False):
             self._release()
 
     def __enter__(self) -> None:
         self._lock.acquire()
         try:
-            self._apply_pending()
+            self._make_pending()
         except BaseException:
             self._release()
             raise
@@ -70,15 +76,16 @@ class CombiningLock:
     def _release(self) -> None:
         """Make what is pending, then release; again if a change came in between and the lock is still free, so
         that no change waits for a later holder."""
+        lock, pending = self._lock, self._pending
         while True:
             try:
-                self._apply_pending()
+                self._make_pending()
             finally:
-                self._lock.release()
-            if not self._pending or not self._lock.acquire(blocking=False):
+                lock.release()
+            if not pending or not lock.acquire(False):
                 return
 
-    def _apply_pending(self) -> None:
+    def _make_pending(self) -> None:
         pending = self._pending
         while pending:
             change, args = pending.popleft()
