@@ -16,9 +16,11 @@ For each: ``msgsPerSec`` from ``start()`` to the N-th message (``seconds``), ``s
 first message to the N-th, ``minOneSecondMsgsPerSec`` the fewest messages of any one-second window between
 them (counted per 100 ms; null for a run shorter than a second), and for the push consumers
 ``flowControlPauses``: how often a pull waited because the listener had not caught up (Java's own counters
-for Java). A steady run has its lowest second near its average and no pauses. Ratios are Python/Java (above
-1: Python is faster), the orderly consumers against Java's orderly one. Prints one JSON object, with
-``/proc/loadavg`` before and after.
+for Java), and for the blocking push consumers ``contextSwitchesPerMessage``: the process's voluntary context
+switches per message, a few hundredths in a steady run and above one when the consume threads wait for one another
+(the lock convoy of issue 33). A steady run has its lowest second near its average, no pauses and few
+switches. Ratios are Python/Java (above 1: Python is faster), the orderly consumers against Java's orderly one.
+Prints one JSON object, with ``/proc/loadavg`` before and after.
 
 Usage: ``python benchmarks/consumer/bench_consumer.py [--count N] [--body-size B]``
 """
@@ -27,8 +29,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import itertools
 import os
 import platform
+import resource
 import sys
 import tempfile
 import threading
@@ -82,45 +86,64 @@ def min_one_second_rate(tenths: list[int]) -> int | None:
 
 
 class Tally:
-    """Counts consumed messages per tenth of a second from the first one, from any thread."""
+    """Counts consumed messages, from any thread, without a lock: as Java's peer counts with atomics, so that the
+    listeners' own bookkeeping never makes the consume threads wait for one another (a lock taken by every
+    listener call can put CPython's threads into a lock convoy; see docs/push-consumer.md)."""
 
     def __init__(self, count: int) -> None:
         self.count = count
-        self.seen = 0
-        self.bytes = 0
         self.first = self.last = 0.0
-        self.tenths: list[int] = []
         self.done = threading.Event()
-        self._lock = threading.Lock()
+        self._counter = itertools.count(1)
+        #: (when, messages, bytes) per listener call; list.append and next(count) are atomic under the GIL.
+        self._calls: list[tuple[float, int, int]] = []
+
+    @property
+    def seen(self) -> int:
+        return sum(call[1] for call in self._calls)
 
     def add(self, messages: list[Any]) -> None:
         now = time.perf_counter()
-        with self._lock:
-            if self.seen == 0:
-                self.first = now
-            self.seen += len(messages)
-            self.bytes += sum(len(m.body) for m in messages)
-            tenth = int((now - self.first) / TENTH_S)
-            while len(self.tenths) <= tenth:
-                self.tenths.append(0)
-            self.tenths[tenth] += len(messages)
-            if self.seen >= self.count and not self.done.is_set():
-                self.last = now
-                self.done.set()
+        self._calls.append((now, len(messages), sum(len(m.body) for m in messages)))
+        seen = 0
+        for _ in messages:
+            seen = next(self._counter)
+        if seen >= self.count and not self.done.is_set():
+            self.last = now
+            self.done.set()
 
-    def result(self, began: float, pauses: dict[str, int] | None = None) -> dict[str, Any]:
+    def tenths(self) -> list[int]:
+        """Messages per tenth of a second from the first one."""
+        counts: list[int] = []
+        for when, messages, _ in self._calls:
+            tenth = int((when - self.first) / TENTH_S)
+            while len(counts) <= tenth:
+                counts.append(0)
+            counts[tenth] += messages
+        return counts
+
+    def result(self, began: float, pauses: dict[str, int] | None = None,
+               switches: int | None = None) -> dict[str, Any]:
+        self.first = min(call[0] for call in self._calls)
         seconds = self.last - began
         steady = max(self.last - self.first, 1e-9)
         out: dict[str, Any] = {
-            "messages": self.count, "bytes": self.bytes,
+            "messages": self.count, "bytes": sum(call[2] for call in self._calls),
             "seconds": round(seconds, 3), "msgsPerSec": round(self.count / seconds, 1),
             "steadySeconds": round(steady, 3), "steadyMsgsPerSec": round(self.count / steady, 1),
             "startSeconds": round(self.first - began, 3),
-            "minOneSecondMsgsPerSec": min_one_second_rate(self.tenths),
+            "minOneSecondMsgsPerSec": min_one_second_rate(self.tenths()),
         }
         if pauses is not None:
             out["flowControlPauses"] = pauses
+        if switches is not None:
+            out["contextSwitchesPerMessage"] = round(switches / self.count, 3)
         return out
+
+
+def voluntary_context_switches() -> int:
+    """This process's voluntary context switches so far (all threads): a thread that blocks on a lock makes one."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
 
 
 def python_push(namesrv: str, topic: str, count: int, orderly: bool = False) -> dict:
@@ -135,14 +158,16 @@ def python_push(namesrv: str, topic: str, count: int, orderly: bool = False) -> 
                             consume_from_where="CONSUME_FROM_FIRST_OFFSET")
     consumer.subscribe(topic, "*")
     consumer.register_message_listener(listener, orderly=orderly)
+    switches = voluntary_context_switches()
     began = time.perf_counter()
     consumer.start()
     if not tally.done.wait(TIMEOUT_S):
         raise RuntimeError(f"the Python push consumer got {tally.seen} of {count}")
+    switches = voluntary_context_switches() - switches
     flow = consumer.flow_control
     consumer.shutdown()
     return tally.result(began, {"total": flow.total, "cachedCount": flow.cached_count,
-                                "cachedSize": flow.cached_size, "offsetSpan": flow.offset_span})
+                                "cachedSize": flow.cached_size, "offsetSpan": flow.offset_span}, switches)
 
 
 def python_push_asyncio(namesrv: str, topic: str, count: int) -> dict:

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
 from rocketmq_py.client.consumer.listener import (
@@ -199,9 +200,10 @@ class ConsumeMessageConcurrentlyService:
         self._commit(request, done)
 
     def _commit(self, request: ConsumeRequest, messages: list[MessageExt]) -> None:
-        pq = request.process_queue
-        offset = pq.remove_messages(messages)
-        if offset >= 0 and not pq.dropped:
+        request.process_queue.remove_consumed(messages, partial(self._move_offset, request))
+
+    def _move_offset(self, request: ConsumeRequest, offset: int) -> None:
+        if offset >= 0 and not request.process_queue.dropped:
             assert self.consumer.offset_store is not None
             self.consumer.offset_store.update_offset(request.message_queue, offset, True)
 

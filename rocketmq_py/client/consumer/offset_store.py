@@ -13,9 +13,9 @@ import abc
 import enum
 import logging
 import os
-import threading
 from typing import TYPE_CHECKING, Iterable
 
+from rocketmq_py.common.combining_lock import CombiningLock
 from rocketmq_py.errors import BrokerResponseError, ClientError, RocketMQError
 
 if TYPE_CHECKING:
@@ -42,26 +42,34 @@ class OffsetStore(abc.ABC):
     """The next offset to consume, per queue, in memory and in its store."""
 
     def __init__(self) -> None:
-        self.offset_table: dict[MessageQueue, int] = {}
-        # consume threads move offsets while the event loop reads and persists them
-        self._update_lock = threading.Lock()
+        self._offsets: dict[MessageQueue, int] = {}
+        # Consume threads move offsets after every message while the event loop reads and persists them; they
+        # must never wait for one another here (see combining_lock), so every read holds _updates.
+        self._updates = CombiningLock()
 
     async def load(self) -> None:
         """Read what the store already holds (the local file; nothing for the broker store)."""
 
     def update_offset(self, queue: MessageQueue, offset: int, increase_only: bool) -> None:
-        with self._update_lock:
-            old = self.offset_table.get(queue)
-            if old is None or not increase_only or offset > old:
-                self.offset_table[queue] = offset
+        self._updates.record(self._update, queue, offset, increase_only)
+
+    def _update(self, queue: MessageQueue, offset: int, increase_only: bool) -> None:
+        old = self._offsets.get(queue)
+        if old is None or not increase_only or offset > old:
+            self._offsets[queue] = offset
 
     def read_offset_from_memory(self, queue: MessageQueue) -> int:
-        return self.offset_table.get(queue, NO_OFFSET)
+        offset = self._offset_in_memory(queue)
+        return NO_OFFSET if offset is None else offset
+
+    def _offset_in_memory(self, queue: MessageQueue) -> int | None:
+        with self._updates:
+            return self._offsets.get(queue)
 
     async def read_offset(self, queue: MessageQueue, kind: ReadOffsetType) -> int:
         """The offset, or -1 when none is known, or -2 when the store could not be read."""
         if kind is not ReadOffsetType.READ_FROM_STORE:
-            offset = self.offset_table.get(queue)
+            offset = self._offset_in_memory(queue)
             if offset is not None:
                 return offset
             if kind is ReadOffsetType.READ_FROM_MEMORY:
@@ -81,11 +89,12 @@ class OffsetStore(abc.ABC):
         ...
 
     def remove_offset(self, queue: MessageQueue) -> None:
-        self.offset_table.pop(queue, None)
+        with self._updates:
+            self._offsets.pop(queue, None)
 
     def clone_offset_table(self, topic: str | None = None) -> dict[MessageQueue, int]:
-        return {queue: offset for queue, offset in list(self.offset_table.items())
-                if not topic or queue.topic == topic}
+        with self._updates:
+            return {queue: offset for queue, offset in self._offsets.items() if not topic or queue.topic == topic}
 
 
 class RemoteBrokerOffsetStore(OffsetStore):
@@ -117,17 +126,17 @@ class RemoteBrokerOffsetStore(OffsetStore):
         wanted = set(queues)
         if not wanted:
             return
-        for queue, offset in list(self.offset_table.items()):
+        for queue, offset in self.clone_offset_table().items():
             if queue in wanted:
                 try:
                     await self.update_consume_offset_to_broker(queue, offset, oneway)
                 except (RocketMQError, OSError) as error:
                     _log.warning("committing offset %d of %s for %s failed: %s", offset, queue, self.group, error)
             else:
-                del self.offset_table[queue]
+                self.remove_offset(queue)
 
     async def persist(self, queue: MessageQueue) -> None:
-        offset = self.offset_table.get(queue)
+        offset = self._offset_in_memory(queue)
         if offset is None:
             return
         try:
@@ -226,8 +235,8 @@ class LocalFileOffsetStore(OffsetStore):
             table = read_offset_file(self.path)
         except OSError as error:
             raise ClientError(f"cannot read the offset file {self.path}: {error}") from error
-        if table:
-            self.offset_table.update(table)
+        for queue, offset in (table or {}).items():
+            self.update_offset(queue, offset, False)
 
     async def _read_from_store(self, queue: MessageQueue) -> int:
         try:
@@ -250,9 +259,9 @@ class LocalFileOffsetStore(OffsetStore):
     async def persist_all(self, queues: Iterable[MessageQueue], oneway: bool = True) -> None:
         wanted = set(queues)
         if wanted:
-            self._write({queue: offset for queue, offset in list(self.offset_table.items()) if queue in wanted})
+            self._write({queue: offset for queue, offset in self.clone_offset_table().items() if queue in wanted})
 
     async def persist(self, queue: MessageQueue) -> None:
-        offset = self.offset_table.get(queue)
+        offset = self._offset_in_memory(queue)
         if offset is not None:
             self._write({queue: offset})

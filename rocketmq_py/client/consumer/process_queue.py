@@ -6,15 +6,18 @@ and sizes drive the flow control of the pull loop. The event loop puts pulled
 messages in and the consume threads take them out and remove them when they
 are consumed (as Java's consume threads do), so the maps, the counts and the
 consuming flag change under one lock, as Java guards its tree map with a
-read-write lock; the flow control reads the counts without it.
+read-write lock. A consume thread never waits for that lock after a message:
+it records the removal, and the thread that holds the lock, or the next to
+find it free, makes it (rocketmq_py/common/combining_lock.py says why); every
+read takes the lock and so sees every removal recorded before it.
 """
 from __future__ import annotations
 
-import threading
 from collections import deque
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from rocketmq_py.common.clock import now_ms
+from rocketmq_py.common.combining_lock import CombiningLock
 from rocketmq_py.common.message import MessageConst
 
 if TYPE_CHECKING:
@@ -98,12 +101,12 @@ class ProcessQueue:
     """The pulled messages of one queue, waiting for or in consumption."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._changes = CombiningLock()
         self._cached = _OffsetMap()
         #: Orderly: messages handed to the listener and not yet committed.
         self._consuming = _OffsetMap()
-        self.msg_count = 0
-        self.msg_size = 0
+        self._msg_count = 0
+        self._msg_size = 0
         self.queue_offset_max = 0
         self.dropped = False
         self.locked = False
@@ -114,17 +117,37 @@ class ProcessQueue:
         self.try_unlock_times = 0
         self.msg_acc_cnt = 0
         #: Consume requests handed to the listener and not finished (to drain before a reset or drop).
-        self.in_flight = 0
+        self._in_flight = 0
 
-    # --- consume requests in flight ----------------------------------------------------------
+    # --- counts ----------------------------------------------------------------------------------
+
+    @property
+    def msg_count(self) -> int:
+        """Messages cached, consuming ones included (flow control)."""
+        with self._changes:
+            return self._msg_count
+
+    @property
+    def msg_size(self) -> int:
+        """Bytes of the bodies of the cached messages (flow control)."""
+        with self._changes:
+            return self._msg_size
+
+    @property
+    def in_flight(self) -> int:
+        """Consume requests handed to the listener and not finished."""
+        with self._changes:
+            return self._in_flight
 
     def requests_submitted(self, count: int) -> None:
-        with self._lock:
-            self.in_flight += count
+        with self._changes:
+            self._in_flight += count
 
     def request_finished(self) -> None:
-        with self._lock:
-            self.in_flight -= 1
+        self._changes.record(self._request_finished)
+
+    def _request_finished(self) -> None:
+        self._in_flight -= 1
 
     # --- state -------------------------------------------------------------------------------
 
@@ -137,7 +160,7 @@ class ProcessQueue:
     @property
     def max_span(self) -> int:
         """The distance between the smallest and largest cached offsets (for consumeConcurrentlyMaxSpan)."""
-        with self._lock:
+        with self._changes:
             cached = self._cached
             if not cached:
                 return 0
@@ -148,11 +171,11 @@ class ProcessQueue:
         return bool(self._cached)
 
     def first_offset(self) -> int | None:
-        with self._lock:
+        with self._changes:
             return self._cached.first() if self._cached else None
 
     def last_offset(self) -> int | None:
-        with self._lock:
+        with self._changes:
             return self._cached.last() if self._cached else None
 
     # --- concurrently --------------------------------------------------------------------------
@@ -163,15 +186,15 @@ class ProcessQueue:
         added = 0
         size = 0
         last = None
-        with self._lock:
+        with self._changes:
             for message in messages:
                 last = message
                 if cached.put(message.queue_offset, message):
                     added += 1
                     self.queue_offset_max = message.queue_offset
                     size += len(message.body)
-            self.msg_count += added
-            self.msg_size += size
+            self._msg_count += added
+            self._msg_size += size
             dispatch = False
             if cached and not self.consuming:
                 dispatch = True
@@ -187,26 +210,38 @@ class ProcessQueue:
     def remove_messages(self, messages: Iterable[MessageExt]) -> int:
         """Forget consumed messages; the offset to commit next, or -1 when nothing is cached."""
         self.last_consume_timestamp = now_ms()
+        with self._changes:
+            return self._remove(messages)
+
+    def remove_consumed(self, messages: Iterable[MessageExt], then: Callable[[int], None]) -> None:
+        """``remove_messages`` for consume threads, which must not wait for one another: ``then(offset)`` gets
+        its result, maybe a moment later and in another consume thread."""
+        self.last_consume_timestamp = now_ms()
+        self._changes.record(self._remove_then, messages, then)
+
+    def _remove_then(self, messages: Iterable[MessageExt], then: Callable[[int], None]) -> None:
+        then(self._remove(messages))
+
+    def _remove(self, messages: Iterable[MessageExt]) -> int:
         cached = self._cached
-        with self._lock:
-            if not cached:
-                return -1
-            result = self.queue_offset_max + 1
-            removed = 0
-            size = 0
-            for message in messages:
-                if cached.pop(message.queue_offset) is not None:
-                    removed += 1
-                    size += len(message.body)
-            self.msg_count -= removed
-            self.msg_size = self.msg_size - size if self.msg_count else 0
-            if cached:
-                result = cached.first()
-            return result
+        if not cached:
+            return -1
+        result = self.queue_offset_max + 1
+        removed = 0
+        size = 0
+        for message in messages:
+            if cached.pop(message.queue_offset) is not None:
+                removed += 1
+                size += len(message.body)
+        self._msg_count -= removed
+        self._msg_size = self._msg_size - size if self._msg_count else 0
+        if cached:
+            result = cached.first()
+        return result
 
     def expired_first(self, timeout_ms: int, now: int) -> MessageExt | None:
         """The first cached message when its consumption started more than ``timeout_ms`` ago."""
-        with self._lock:
+        with self._changes:
             if not self._cached:
                 return None
             message = self._cached.messages[self._cached.first()]
@@ -222,7 +257,7 @@ class ProcessQueue:
         self.last_consume_timestamp = now_ms()
         taken: list[MessageExt] = []
         cached, consuming = self._cached, self._consuming
-        with self._lock:
+        with self._changes:
             while cached and len(taken) < batch_size:
                 offset, message = cached.pop_first()
                 consuming.put(offset, message)
@@ -234,41 +269,41 @@ class ProcessQueue:
     def commit(self) -> int:
         """Orderly: the consuming messages are done; the offset to commit next, or -1."""
         consuming = self._consuming
-        with self._lock:
+        with self._changes:
             if not consuming:
                 return -1
             last = consuming.last()
-            self.msg_count -= len(consuming)
-            if self.msg_count == 0:
-                self.msg_size = 0
+            self._msg_count -= len(consuming)
+            if self._msg_count == 0:
+                self._msg_size = 0
             else:
-                self.msg_size -= sum(len(m.body) for m in consuming.messages.values())
+                self._msg_size -= sum(len(m.body) for m in consuming.messages.values())
             consuming.clear()
             return last + 1
 
     def rollback(self) -> None:
         """Orderly: put every consuming message back in the cache."""
-        with self._lock:
+        with self._changes:
             for offset, message in self._consuming.items():
                 self._cached.put(offset, message)
             self._consuming.clear()
 
     def make_message_to_consume_again(self, messages: Iterable[MessageExt]) -> None:
-        with self._lock:
+        with self._changes:
             for message in messages:
                 self._consuming.pop(message.queue_offset)
                 self._cached.put(message.queue_offset, message)
 
     def clear(self) -> None:
-        with self._lock:
+        with self._changes:
             self._cached.clear()
             self._consuming.clear()
-            self.msg_count = 0
-            self.msg_size = 0
+            self._msg_count = 0
+            self._msg_size = 0
             self.queue_offset_max = 0
 
     def fill_info(self, info: ProcessQueueInfo) -> None:
-        with self._lock:
+        with self._changes:
             self._fill_info(info)
 
     def _fill_info(self, info: ProcessQueueInfo) -> None:
@@ -277,7 +312,7 @@ class ProcessQueue:
             info.cached_msg_min_offset = cached.first()
             info.cached_msg_max_offset = cached.last()
             info.cached_msg_count = len(cached)
-        info.cached_msg_size_in_mib = self.msg_size // (1024 * 1024)
+        info.cached_msg_size_in_mib = self._msg_size // (1024 * 1024)
         if consuming:
             info.transaction_msg_min_offset = consuming.first()
             info.transaction_msg_max_offset = consuming.last()

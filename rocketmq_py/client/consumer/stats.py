@@ -1,13 +1,15 @@
 """Consumption statistics for ``mqadmin consumerStatus`` (Java's client/stat/ConsumerStatsManager, simplified:
-rates over the last minute, failures over the last hour). Consume threads add to them while the event loop reads
-them, so one lock guards the series."""
+rates over the last minute, failures over the last hour). Consume threads add to them after every message while the
+event loop reads them; they must never wait for one another here, so the series sit behind a combining lock (see
+rocketmq_py/common/combining_lock.py)."""
 from __future__ import annotations
 
 import collections
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from rocketmq_py.common.combining_lock import CombiningLock
 
 if TYPE_CHECKING:
     from rocketmq_py.common.consumer_body import ConsumeStatus
@@ -78,7 +80,7 @@ class ConsumerStats:
 
     def __init__(self) -> None:
         self._topics: dict[str, _TopicStats] = {}
-        self._lock = threading.Lock()
+        self._updates = CombiningLock()
 
     def _topic(self, topic: str) -> _TopicStats:
         stats = self._topics.get(topic)
@@ -87,30 +89,32 @@ class ConsumerStats:
         return stats
 
     def pull(self, topic: str, rt_ms: float, messages: int) -> None:
-        now = time.monotonic()
-        with self._lock:
-            stats = self._topic(topic)
-            stats.pull_rt.add(rt_ms, now)
-            if messages:
-                stats.pull_tps.add(messages, now)
+        self._updates.record(self._add_pull, topic, time.monotonic(), rt_ms, messages)
 
     def consumed(self, topic: str, rt_ms: float, ok: int, failed: int) -> None:
-        now = time.monotonic()
-        with self._lock:
-            stats = self._topic(topic)
-            stats.consume_rt.add(rt_ms, now)
-            if ok:
-                stats.consume_ok.add(ok, now)
-            if failed:
-                stats.consume_failed.add(failed, now)
-                stats.consume_failed_hour.add(failed, now)
+        self._updates.record(self._add_consumed, topic, time.monotonic(), rt_ms, ok, failed)
+
+    def _add_pull(self, topic: str, now: float, rt_ms: float, messages: int) -> None:
+        stats = self._topic(topic)
+        stats.pull_rt.add(rt_ms, now)
+        if messages:
+            stats.pull_tps.add(messages, now)
+
+    def _add_consumed(self, topic: str, now: float, rt_ms: float, ok: int, failed: int) -> None:
+        stats = self._topic(topic)
+        stats.consume_rt.add(rt_ms, now)
+        if ok:
+            stats.consume_ok.add(ok, now)
+        if failed:
+            stats.consume_failed.add(failed, now)
+            stats.consume_failed_hour.add(failed, now)
 
     def status(self, topic: str) -> ConsumeStatus:
         # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.common.consumer_body import ConsumeStatus
 
         now = time.monotonic()
-        with self._lock:
+        with self._updates:
             stats = self._topic(topic)
             pulls, pull_rt = stats.pull_rt.summary(now)
             consumes, consume_rt = stats.consume_rt.summary(now)
