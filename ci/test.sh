@@ -10,9 +10,9 @@
 #      this stage starts in the background with stage 0 and runs beside stages 0 to 2 (each of which keeps
 #      about one core busy), and its log, one summary line per Python at the end, is printed after stage 2,
 #   4. the compatibility suite against the official Java RocketMQ processes, then those of its tests that
-#      issue 10 names for a broker on more than one process (Java clients, kill -9 during SYNC_FLUSH sends,
-#      the store moves), with bad frames and TLS, again with our broker's front processes
-#      (serverWorkerProcesses=2),
+#      issues 10 and 30 name for a broker on more than one process (Java clients, kill -9 during SYNC_FLUSH
+#      sends, the store moves, ACL, the Go, C++ and Node clients), with bad frames and TLS, again with our
+#      broker's front processes (serverWorkerProcesses=2),
 #   5. the Docker compatibility suite: our image and the official servers in containers, on a private
 #      Docker engine started for the run and stopped after it (ci/docker.sh).
 # Any failure fails the run, including a pytest run that collected no test; with CI=true a Docker engine
@@ -67,7 +67,13 @@ ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "compatibility tests against Java Ro
 ROCKETMQ_PY_BROKER_WORKERS=2 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest \
   "compatibility tests again, our broker with two front processes" \
   compat-tests/test_broker_java_clients.py compat-tests/test_broker_crash.py compat-tests/test_broker_store_move.py \
-  compat-tests/test_broker_bad_input.py compat-tests/test_tls.py -q -p no:cacheprovider -rs -m "not docker"
+  compat-tests/test_broker_bad_input.py compat-tests/test_tls.py compat-tests/test_broker_acl_matrix.py -q -p no:cacheprovider -rs \
+  -m "not docker"
+# The Go, C++ and Node clients' tests against our broker (their [java] cases do not use it).
+ROCKETMQ_PY_BROKER_WORKERS=2 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest \
+  "the Go, C++ and Node clients again, our broker with two front processes" \
+  compat-tests/test_client_go.py compat-tests/test_client_cpp.py compat-tests/test_client_node.py -k ours \
+  -q -p no:cacheprovider -rs -m "not docker"
 
 source ci/docker.sh
 if docker_start; then

@@ -16,6 +16,7 @@ from harness import mqadmin, run_peer
 from harness.peers import PeerError, client_home
 from harness.acl import JavaAclBroker, acl_file_of
 from harness.processes import JavaNameServer
+from harness.py_servers import BROKER_WORKERS
 
 from rocketmq_py import codec
 from rocketmq_py.broker import BrokerConfig, BrokerController
@@ -177,12 +178,14 @@ class OurAclCluster:
                 BrokerConfig(broker_name="pybroker-acl", broker_cluster_name="AclCluster",
                              namesrv_addr=self.namesrv.address, listen_port=0, bind_address="127.0.0.1",
                              broker_ip1="127.0.0.1", broker_ip2="127.0.0.1", fast_channel_enable=False,
-                             acl_enable=True, rocketmq_home=str(self.home)),
+                             acl_enable=True, rocketmq_home=str(self.home),
+                             server_worker_processes=BROKER_WORKERS),
                 MessageStoreConfig(store_path_root_dir=str(self.home / "store"),
                                    mapped_file_size_commit_log=16 * 1024 * 1024,
                                    mapped_file_size_consume_queue=30000 * 20, max_hash_slot_num=5000,
                                    max_index_num=20000))
             await self.broker.start()
+            assert len(self.broker.server.front_pids) == BROKER_WORKERS, "ROCKETMQ_PY_BROKER_WORKERS: the fronts run"
 
         self.loop.run(start(), timeout=60)
         return self
@@ -328,13 +331,26 @@ def test_an_edit_of_the_file_applies_without_restart_on_both(brokers):
 
 def _mqadmin_patiently(*args: str, namesrv: str) -> str:
     """mqadmin, again when it timed out: it gives the request what is left of 5 s after its JVM connected,
-    which a loaded machine can use up (each command here is safe to repeat, but for deleteAclConfig)."""
+    which a loaded machine can use up (each command here is safe to repeat; deleteAclConfig has its own)."""
     for attempt in range(3):
         try:
             return mqadmin(*args, namesrv=namesrv)
         except PeerError as error:
             if "RemotingTimeoutException" not in str(error) or attempt == 2:
                 raise
+    raise AssertionError("unreachable")
+
+
+def _delete_patiently(ours, update_args: tuple[str, ...]) -> str:
+    """deleteAclConfig, again when it timed out, with the account put back first: a delete that timed out may
+    have been made, and a second one of a missing account fails."""
+    for attempt in range(3):
+        try:
+            return mqadmin("deleteAclConfig", "-b", ours.addr, "-a", "mqadminKey1", namesrv=ours.namesrv_addr)
+        except PeerError as error:
+            if "RemotingTimeoutException" not in str(error) or attempt == 2:
+                raise
+            _mqadmin_patiently(*update_args, namesrv=ours.namesrv_addr)
     raise AssertionError("unreachable")
 
 
@@ -346,14 +362,15 @@ def test_mqadmin_acl_commands_against_our_broker(brokers):
     tools = client_home() / "conf" / "tools.yml"
     tools.write_text(f"accessKey: {ADMIN.access_key}\nsecretKey: {ADMIN.secret_key}\n")
     try:
-        update = _mqadmin_patiently("updateAclConfig", "-b", ours.addr, "-a", "mqadminKey1", "-s", "mqadminSecret1",
-                                    "-t", "AdminTopic=PUB", "-m", "false", namesrv=ours.namesrv_addr)
+        update_args = ("updateAclConfig", "-b", ours.addr, "-a", "mqadminKey1", "-s", "mqadminSecret1",
+                       "-t", "AdminTopic=PUB", "-m", "false")
+        update = _mqadmin_patiently(*update_args, namesrv=ours.namesrv_addr)
         version = _mqadmin_patiently("clusterAclConfigVersion", "-b", ours.addr, namesrv=ours.namesrv_addr)
         # -p is needed: without it mqadmin 4.9.8 sends no aclFileFullPath, which both brokers refuse (the
         # header field is required).
         white = _mqadmin_patiently("updateGlobalWhiteAddr", "-b", ours.addr, "-g", "127.0.0.3",
                                    "-p", str(ours.acl_file), namesrv=ours.namesrv_addr)
-        delete = mqadmin("deleteAclConfig", "-b", ours.addr, "-a", "mqadminKey1", namesrv=ours.namesrv_addr)
+        delete = _delete_patiently(ours, update_args)
     finally:
         tools.unlink()
     assert f"create or update plain access config to {ours.addr} success" in update, update
