@@ -3,8 +3,9 @@ processes, with the Java name server. Counts and times go to stdout (``-s``).
 
 * Must-show 1, two groups: two Java brokers and one of ours, and one Java broker and two of ours. In each, a
   master appears on the name server as brokerId 0 (the time it took is printed; the followers register as
-  brokerId = their number + 1); the Java producer (batches) and ours send 10,000 messages; every member's
-  DLedger data files are byte-equal; the Java push consumer reads every message once.
+  brokerId = their number + 1, and mqadmin clusterList shows them so); the Java producer (batches) and ours
+  send 10,000 messages; every member's DLedger data files are byte-equal; the Java push consumer reads every
+  message the master holds.
 * Must-show 2, failover: the leader (ours, then Java's: ``preferredLeaderId`` makes it lead) is killed with
   ``kill -9`` while the Java producer sends; another member registers as brokerId 0 (the time is printed),
   the sends go on, and the Java consumer reads every acknowledged message (duplicates are counted).
@@ -17,8 +18,9 @@ import uuid
 
 import pytest
 
-from harness.dledger_brokers import DLedgerBrokerGroup
-from harness.peers import run_peer, start_peer
+from harness.admin_text import table
+from harness.dledger_brokers import BROKER_NAME, DLedgerBrokerGroup
+from harness.peers import mqadmin, run_peer, start_peer
 from rocketmq_py import Message, Producer
 
 PER_PRODUCER = 5000
@@ -70,6 +72,9 @@ def test_a_mixed_group_elects_a_master_and_every_member_stores_every_message_ali
         assert len(set(python_bodies)) == PER_PRODUCER and java_count >= PER_PRODUCER
         registered = group.registered()
         assert sorted(registered) == [0] + sorted(int(m[1:]) + 1 for m in members if m != leader), registered
+        # mqadmin clusterList shows the roles: the master as BID 0, each follower as its number + 1.
+        printed = [row for row in table(mqadmin("clusterList", namesrv=java_namesrv.addr)) if row[1] == BROKER_NAME]
+        assert sorted((int(row[2]), row[3]) for row in printed) == sorted(registered.items()), printed
         give_up = time.monotonic() + DEADLINE_S
         while not _files_equal(group):
             assert time.monotonic() < give_up, {m: group.data_digests(m) for m in members}
