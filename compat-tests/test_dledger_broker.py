@@ -8,7 +8,8 @@ processes, with the Java name server. Counts and times go to stdout (``-s``).
   message the master holds.
 * Must-show 2, failover: the leader (ours, then Java's: ``preferredLeaderId`` makes it lead) is killed with
   ``kill -9`` while the Java producer sends; another member registers as brokerId 0 (the time is printed),
-  the sends go on, and the Java consumer reads every acknowledged message (duplicates are counted).
+  the sends go on, and the Java consumer reads every acknowledged message (duplicates are counted); the
+  killed member restarts and takes leadership back (it is the preferred one).
 """
 from __future__ import annotations
 
@@ -131,3 +132,7 @@ def test_kill_9_of_the_leader_under_sends_loses_nothing_acknowledged(java_namesr
               f"{len(keys)}, {len(keys) - len(set(keys))} duplicates")
         assert len(acked) == FAILOVER_SENDS
         assert acked <= set(keys), f"acknowledged but not consumed: {sorted(acked - set(keys))[:20]}"
+        # The killed member comes back, catches up and, as the preferred leader, takes leadership back.
+        group.members[victim].restart()
+        group.wait_for_master(member=victim)
+        print(f"{victim} ({members[victim]}) restarted and is master again (preferredLeaderId)")
