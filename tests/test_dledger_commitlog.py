@@ -130,6 +130,32 @@ async def test_a_delayed_message_comes_due_through_the_master_only(tmp_path):
             assert broker.store.get_max_offset_in_queue("T", 0) == 1
 
 
+async def test_a_cut_off_master_steps_down_and_its_unacknowledged_tail_is_cut_when_it_returns(tmp_path):
+    async with DLedgerBrokers(tmp_path) as group:
+        await group.start()
+        master = await group.wait_for_master()
+        await group.create_topic("T", queues=1)
+        before = _bodies("before", 40)
+        assert {a.code for a in await group.send_all(master, "T", before, chunk=1)} == {ResponseCode.SUCCESS}
+        old_id = next(m for m, b in group.brokers.items() if b is master)
+        others = [m for m in group.ids if m != old_id]
+        group.isolate(old_id)
+        cut_off = await group.send(master, "T", b"cut-off", queue_id=0)
+        assert cut_off.code != ResponseCode.SUCCESS, "no majority, no acknowledgement"
+        new_master = await group.wait_for_master(among=others)
+        await group.wait_for("the cut-off master to step down", lambda: master.store_config.broker_role == SLAVE)
+        after = _bodies("after", 40)
+        assert {a.code for a in await group.send_all(new_master, "T", after, chunk=1)} == {ResponseCode.SUCCESS}
+        group.heal()
+        await group.wait_caught_up()
+        files = {m: group.data_files(m) for m in group.ids}
+        assert files["n0"] == files["n1"] == files["n2"], "the old master's tail was cut to the new master's log"
+        queues = {m: group.consume_queue_files(m) for m in group.ids}
+        assert queues["n0"] == queues["n1"] == queues["n2"]
+        for broker in group.brokers.values():
+            assert [m.body for m in await group.pull_all(broker, "T", queues=1)] == before + after
+
+
 async def test_a_restarted_group_recovers_its_queues_and_goes_on(tmp_path):
     async with DLedgerBrokers(tmp_path) as group:
         await group.start()

@@ -45,6 +45,7 @@ class DLedgerBrokers:
         self.brokers: dict[str, BrokerController] = {}
         self.client = RemotingClient(ProcessorTable())
         self._changed = asyncio.Event()
+        self._isolated: set[str] = set()
 
     async def __aenter__(self) -> DLedgerBrokers:
         await self.namesrv.start()
@@ -79,12 +80,28 @@ class DLedgerBrokers:
             if broker.dledger is not None:
                 broker.dledger.add_role_listener(lambda term, role: self._notice())
                 broker.dledger.server.add_commit_listener(lambda index: self._notice())
+                broker.dledger.server.transport.reachable = self._link_from(member_id)
             self.brokers[member_id] = broker
             await broker.start()
 
     async def stop(self, member_id: str) -> None:
         broker = self.brokers.pop(member_id)
         await broker.shutdown()
+        self._notice()
+
+    # --- the DLedger peers' network ------------------------------------------------------------------
+
+    def _link_from(self, member_id: str) -> Callable[[str], bool]:
+        def reachable(other: str) -> bool:
+            return member_id not in self._isolated and other not in self._isolated
+        return reachable
+
+    def isolate(self, member_id: str) -> None:
+        """Cut the member's peer port off from the others both ways (its broker port still serves)."""
+        self._isolated.add(member_id)
+
+    def heal(self) -> None:
+        self._isolated.clear()
         self._notice()
 
     # --- waits -------------------------------------------------------------------------------------
@@ -107,17 +124,18 @@ class DLedgerBrokers:
         return [f"{m}: {b.store_config.broker_role} id={b.config.broker_id} {b.dledger!r}"
                 for m, b in self.brokers.items()]
 
-    def master(self) -> BrokerController | None:
-        """The broker that leads and serves as master, when every other running broker follows it as a slave
-        with its own brokerId and everything committed is dispatched everywhere."""
-        masters = [b for b in self.brokers.values() if b.config.broker_id == 0]
+    def master(self, among: list[str] | None = None) -> BrokerController | None:
+        """The broker that leads and serves as master, when every other running broker (of ``among``) follows it
+        as a slave with its own brokerId."""
+        brokers = {m: b for m, b in self.brokers.items() if among is None or m in among}
+        masters = [b for b in brokers.values() if b.config.broker_id == 0]
         if len(masters) != 1:
             return None
         master = masters[0]
         assert master.dledger is not None
         if master.store_config.broker_role != SYNC_MASTER or not master.dledger.server.is_leader:
             return None
-        for member_id, broker in self.brokers.items():
+        for member_id, broker in brokers.items():
             if broker is master:
                 continue
             assert broker.dledger is not None
@@ -127,9 +145,9 @@ class DLedgerBrokers:
                 return None
         return master
 
-    async def wait_for_master(self) -> BrokerController:
-        await self.wait_for("a master that every broker follows", lambda: self.master() is not None)
-        master = self.master()
+    async def wait_for_master(self, among: list[str] | None = None) -> BrokerController:
+        await self.wait_for("a master that every broker follows", lambda: self.master(among) is not None)
+        master = self.master(among)
         assert master is not None
         return master
 
