@@ -75,12 +75,12 @@ def test_javas_keys_without_effect_are_kept_and_reported(tmp_path, caplog, monke
     monkeypatch.chdir(tmp_path)
     conf = tmp_path / "broker.conf"
     conf.write_text("clientWorkerThreads = 9\ntransientStorePoolEnable = true\nstorePathIndex = /x\n"
-                    "dLegerGroup = g1\nexpectConsumerNumUseFilter = 64\n")
+                    "readOnlyCommitLogStorePaths = /ro\nexpectConsumerNumUseFilter = 64\n")
     with caplog.at_level(logging.INFO):
         broker, store = load_broker_config(conf)
     reported = config_to_properties(broker, store)
-    assert (reported["clientWorkerThreads"], reported["transientStorePoolEnable"], reported["dLegerGroup"]) == (
-        9, True, "g1")
+    assert (reported["clientWorkerThreads"], reported["transientStorePoolEnable"],
+            reported["readOnlyCommitLogStorePaths"]) == (9, True, "/ro")
     assert reported["bitMapLengthConsumeQueueExt"] == 216, "Java's bloom filter bits for 64 consumers at 20 %"
     assert reported["rocketmqHome"] == str(tmp_path), "the broker's directory without ROCKETMQ_HOME"
     assert "storePathIndex" not in reported, "a later Java's key: accepted, not reported"
@@ -93,8 +93,7 @@ def test_javas_keys_without_effect_are_kept_and_reported(tmp_path, caplog, monke
 def test_every_key_without_effect_is_reported_unless_java_leaves_it_unset():
     reported = config_to_properties(BrokerConfig(), MessageStoreConfig())
     unset = {key for key in JAVA_KEYS_WITHOUT_EFFECT if reported[key] is None}
-    assert unset == {"storePathDLedgerCommitLog", "readOnlyCommitLogStorePaths", "dLegerGroup", "dLegerPeers",
-                     "dLegerSelfId", "preferredLeaderId"}
+    assert unset == {"readOnlyCommitLogStorePaths"}
     assert "bitMapLengthConsumeQueueExt=64\n" in format_properties(reported), "before settle(), Java's field default"
 
 

@@ -59,6 +59,8 @@ def expected_cell(field: dataclasses.Field[Any]) -> str | None:
     if field.default is dataclasses.MISSING:
         return None
     value = field.default
+    if value is None:
+        return "*none*"  # a key not set unless a file sets it, as Java's null
     if isinstance(value, bool):
         return "`true`" if value else "`false`"
     if value == "":

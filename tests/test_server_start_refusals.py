@@ -58,6 +58,9 @@ def taken_port():
     ("listenPort=abc\n", "config key listenPort='abc' is not a valid int"),
     ("flushDiskType=FOO\n", "flushDiskType must be ASYNC_FLUSH or SYNC_FLUSH, not 'FOO'"),
     ("brokerRole=SLAVE\nbrokerId=0\n", "a SLAVE broker needs brokerId > 0"),
+    ("enableDLegerCommitLog=true\n", "enableDLegerCommitLog=true needs dLegerGroup"),
+    ("enableDLegerCommitLog=true\ndLegerGroup=g\ndLegerPeers=n0-127.0.0.1:40911\ndLegerSelfId=n1\n",
+     "dLegerSelfId 'n1' is not one of the members of dLegerPeers 'n0-127.0.0.1:40911'"),
 ])
 def test_a_broker_key_with_a_bad_value_is_refused_in_one_line(tmp_path, extra, expected):
     _assert_refused(_run(["broker", "-c", str(_broker_conf(tmp_path, extra))]), expected)

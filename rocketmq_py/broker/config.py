@@ -25,6 +25,7 @@ from pathlib import Path
 from rocketmq_py.common.config_file import apply_properties, java_name, load_properties, parse_boolean
 from rocketmq_py.common.metrics_http import load_prometheus
 from rocketmq_py.common.route import PermName
+from rocketmq_py.dledger.config import parse_peers
 from rocketmq_py.errors import ConfigError
 from rocketmq_py.remoting.tls import tls_enabled_from_env
 from rocketmq_py.store import ASYNC_MASTER, SLAVE, SYNC_MASTER, MessageStoreConfig, StoreKeysWithoutEffect
@@ -33,6 +34,8 @@ _log = logging.getLogger(__name__)
 
 DEFAULT_LISTEN_PORT = 10911
 MASTER_ID = 0
+#: A DLedger broker's brokerId until its member leads (0) or follows (its number + 1): it registers nothing.
+DLEDGER_UNDECIDED_ID = -1
 DEFAULT_REGION_ID = "DefaultRegion"
 
 
@@ -252,7 +255,6 @@ def bloom_filter_bits(error_rate_percent: int, expected_entries: int) -> int:
 #: Java keys that, set to true, change what the store holds or how it is replicated, in ways this broker does not
 #: implement: starting without them would write a different store from the one the file asks for, silently.
 UNSUPPORTED_WHEN_TRUE = {
-    "enableDLegerCommitLog": "the DLedger CommitLog (Raft replication, a different CommitLog layout)",
     "enableLmq": "light message queues (LMQ), dispatched to ConsumeQueues of their own",
     "enableMultiDispatch": "multi-dispatch of one message to several ConsumeQueues",
     "enableConsumeQueueExt": "the ConsumeQueue extension files (tags codes that point into them)",
@@ -303,6 +305,26 @@ def load_broker_config(path: str | os.PathLike[str] | None = None, **overrides: 
     return broker, store
 
 
+def check_dledger_keys(store: MessageStoreConfig) -> None:
+    """Raise :class:`ConfigError` naming the first DLedger key that cannot start a member of the group."""
+    for key, value in (("dLegerGroup", store.d_leger_group), ("dLegerPeers", store.d_leger_peers),
+                       ("dLegerSelfId", store.d_leger_self_id)):
+        if not value:
+            raise ConfigError(f"enableDLegerCommitLog=true needs {key}: set dLegerGroup, dLegerPeers and "
+                              f"dLegerSelfId (see docs/broker-dledger.md)")
+    members = parse_peers(store.d_leger_peers or "")
+    self_id = store.d_leger_self_id or ""
+    if self_id not in members:
+        raise ConfigError(f"dLegerSelfId {self_id!r} is not one of the members of dLegerPeers "
+                          f"{store.d_leger_peers!r}")
+    if not self_id[1:].isdigit():
+        raise ConfigError(f"dLegerSelfId {self_id!r} is not a letter and a number (n0, n1, ...): a follower's "
+                          f"brokerId is that number + 1")
+    for preferred in (store.preferred_leader_id or "").split(";"):
+        if preferred and preferred not in members:
+            raise ConfigError(f"preferredLeaderId {preferred!r} is not one of the members of dLegerPeers")
+
+
 def settle(broker: BrokerConfig, store: MessageStoreConfig) -> None:
     """Apply the rules Java's BrokerStartup (and BrokerController's construction) applies after loading, and
     check the result."""
@@ -313,6 +335,10 @@ def settle(broker: BrokerConfig, store: MessageStoreConfig) -> None:
         broker.broker_id = MASTER_ID
     elif store.broker_role == SLAVE and broker.broker_id <= 0:
         raise ValueError("a SLAVE broker needs brokerId > 0")
+    if store.enable_d_leger_commit_log:
+        check_dledger_keys(store)
+        # The DLedger member's role decides: no brokerId until it is elected or follows (Java's BrokerStartup).
+        broker.broker_id = DLEDGER_UNDECIDED_ID
     broker.ha_listen_port = broker.listen_port + 1
     if broker.metrics_port:
         load_prometheus()

@@ -24,8 +24,9 @@ from typing import Any, Callable
 
 from rocketmq_py.acl import WATCH_INTERVAL_S, PlainAccessValidator
 from rocketmq_py.broker.clients import ConsumerManager, ProducerManager
-from rocketmq_py.broker.config import BrokerConfig, settle
+from rocketmq_py.broker.config import DLEDGER_UNDECIDED_ID, BrokerConfig, settle
 from rocketmq_py.broker.consumed import ConsumerProgressView
+from rocketmq_py.broker.dledger_roles import DLedgerRoles
 from rocketmq_py.broker.group_manager import ConsumerOffsetManager, SubscriptionGroupManager
 from rocketmq_py.broker.lanes import BrokerLanes
 from rocketmq_py.broker.long_polling import PullRequestHoldService
@@ -54,6 +55,7 @@ from rocketmq_py.common.headers.consumer import NotifyConsumerIdsChangedRequestH
 from rocketmq_py.common.metrics_http import MetricsHttpServer
 from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic_config import TopicConfig, TopicConfigSerializeWrapper
+from rocketmq_py.dledger.commit_log import DLedgerCommitLog
 from rocketmq_py.errors import ConfigError
 from rocketmq_py.remoting import (
     ConnectionListener,
@@ -64,7 +66,7 @@ from rocketmq_py.remoting import (
     create_request,
 )
 from rocketmq_py.remoting.server import probe_bind
-from rocketmq_py.store import MessageStore, MessageStoreConfig
+from rocketmq_py.store import SLAVE, MessageStore, MessageStoreConfig
 
 _log = logging.getLogger(__name__)
 
@@ -100,7 +102,11 @@ class BrokerController:
         self.config_version = DataVersion()
         config_dir = str(self.store_config.config_dir)
         self.consumer_progress = ConsumerProgressView(self)
-        self.store = MessageStore(self.store_config, consumer_progress=self.consumer_progress.snapshot)
+        #: The DLedger CommitLog when enableDLegerCommitLog is true: the member, and the roles it gives the broker.
+        self.dledger = DLedgerCommitLog(self.store_config) if self.store_config.enable_d_leger_commit_log else None
+        self.store = MessageStore(self.store_config, consumer_progress=self.consumer_progress.snapshot,
+                                  commit_log=self.dledger)
+        self.dledger_roles = DLedgerRoles(self, self.dledger) if self.dledger is not None else None
         self.topics = TopicConfigManager(self.config, config_dir, on_created=self.register_broker_all_soon)
         self.groups = SubscriptionGroupManager(self.config, config_dir)
         self.offsets = ConsumerOffsetManager(config_dir)
@@ -132,7 +138,7 @@ class BrokerController:
         housekeeping = _ClientHousekeeping(self)
         self.server = RemotingServer(self.config.bind_address, self.config.listen_port, self._processors(True),
                                      config=fronted_config, listeners=[housekeeping])
-        if self.config.fast_send_enable and self.acl is None:
+        if self._answers_sends_fast and self.acl is None:
             # The fronts (serverWorkerProcesses) build the plain sends' records and this process places them.
             self.server.front_service = SendPlacement(self)
         self.fast_server: RemotingServer | None = None
@@ -160,11 +166,16 @@ class BrokerController:
                 table.register_fast(RequestCode.PULL_MESSAGE, self.pull_processor.answer_at_once)
         if self.acl is not None:
             table.add_hook(self.acl)
-        if self.config.fast_send_enable:
+        if self._answers_sends_fast:
             for code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
                 table.register_fast(code, self.send_fast.answer)
         self.lanes.assign(table)
         return table
+
+    @property
+    def _answers_sends_fast(self) -> bool:
+        # A DLedger CommitLog answers a send once a majority holds it: only the processors wait for that.
+        return self.config.fast_send_enable and self.dledger is None
 
     # --- addresses --------------------------------------------------------------------------------
 
@@ -212,8 +223,12 @@ class BrokerController:
             # The fronts started before the store, with settings that refuse every put: they take sends now.
             self.server.push_front_settings()
             await self.replication.start()
+            if self.dledger_roles is not None and self.dledger is not None:
+                self.dledger_roles.start()
+                await self.dledger.start_log()
             await self._start_metrics()
         except BaseException:
+            await self._shutdown_dledger()
             await self.replication.shutdown()
             if self.metrics_server is not None:
                 await self.metrics_server.shutdown()
@@ -245,8 +260,13 @@ class BrokerController:
         still report a port taken in between.
         """
         config = self.config
-        ports = {"listenPort": config.listen_port, "the HA port (listenPort + 1)": config.ha_listen_port,
-                 "metricsPort": config.metrics_port}
+        ports = {"listenPort": config.listen_port, "metricsPort": config.metrics_port}
+        if self.dledger is None:
+            ports["the HA port (listenPort + 1)"] = config.ha_listen_port
+        else:
+            member = self.dledger.server.config
+            ports[f"the DLedger peer port of {member.self_id} in dLegerPeers"] = \
+                int(member.self_address.rpartition(":")[2])
         for name, port in ports.items():
             if port > 0:
                 try:
@@ -289,8 +309,10 @@ class BrokerController:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._register_task is not None:
             self._register_task.cancel()
-        await self.outer_api.unregister_broker_all(self.config.namesrv_addr_list, self.config.broker_cluster_name,
-                                                   self.broker_addr, self.config.broker_name, self.config.broker_id)
+        if self.config.broker_id != DLEDGER_UNDECIDED_ID:
+            await self.outer_api.unregister_broker_all(self.config.namesrv_addr_list,
+                                                       self.config.broker_cluster_name, self.broker_addr,
+                                                       self.config.broker_name, self.config.broker_id)
         if self.metrics_server is not None:
             await self.metrics_server.shutdown()
         self.hold_service.shutdown()
@@ -302,10 +324,20 @@ class BrokerController:
         self.offsets.persist()
         self.topics.persist()
         self.groups.persist()
+        await self._shutdown_dledger()
         await self.replication.shutdown()
         self.store.shutdown()
         await self.outer_api.shutdown()
         _log.info("the broker %s at %s shut down", self.config.broker_name, self.broker_addr)
+
+    async def _shutdown_dledger(self) -> None:
+        """Leave the DLedger group before the store closes its files (a commit dispatches into them)."""
+        if self.dledger_roles is not None:
+            await self.dledger_roles.shutdown()
+        if self.dledger is not None:
+            # The schedule thread's puts hop onto this loop: stop it while the loop runs.
+            await asyncio.to_thread(self.store.handle_schedule_service, False)
+            await self.dledger.shutdown_log()
 
     async def __aenter__(self) -> BrokerController:
         await self.start()
@@ -327,7 +359,7 @@ class BrokerController:
     async def register_broker_all(self, check_order: bool = False, oneway: bool = False,
                                   wrapper: TopicConfigSerializeWrapper | None = None) -> None:
         addrs = self.config.namesrv_addr_list
-        if not addrs:
+        if not addrs or self.config.broker_id == DLEDGER_UNDECIDED_ID:
             return
         config = self.config
         results = await self.outer_api.register_broker_all(
@@ -403,5 +435,8 @@ class BrokerController:
     # --- store events -------------------------------------------------------------------------------
 
     def _check_transactions(self) -> None:
+        # Java starts the check service on a master only (startProcessorByHa), a DLedger leader included.
+        if self.store_config.broker_role == SLAVE:
+            return
         self.transactions.check(self.config.transaction_time_out, self.config.transaction_check_max)
 

@@ -161,7 +161,8 @@ def apply_properties(config: Any, properties: Mapping[str, str]) -> list[str]:
     A value that does not parse for its field's type raises ``ValueError``
     naming the key, rather than starting with a silently wrong setting.
     """
-    by_name = {java_name(f): f for f in dataclasses.fields(config)}
+    # A few Java fields are set by another name than the one they are reported by: their setter's.
+    by_name = {f.metadata.get("java_key") or java_name(f): f for f in dataclasses.fields(config)}
     unknown = []
     for key, text in properties.items():
         field = by_name.get(key)

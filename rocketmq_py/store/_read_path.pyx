@@ -113,7 +113,6 @@ def collect(reads, result, units, int64_t offset, int64_t max_msg_nums, message_
     count_in_memory = config.max_transfer_count_on_message_in_memory
     max_physical = commit_log.max_offset
     file_size = commit_log.file_size
-    files = commit_log.queue
     mapped = None
     try:
         while True:
@@ -148,7 +147,7 @@ def collect(reads, result, units, int64_t offset, int64_t max_msg_nums, message_
             found = False
             if physical >= 0:
                 if mapped is None or physical < file_from or physical >= file_from + file_size:
-                    mapped = files.find_mapped_file_by_offset(physical)
+                    mapped = commit_log.file_at(physical)
                     if mapped is not None:
                         file_from = mapped.file_from_offset
                 if mapped is not None:

@@ -111,9 +111,20 @@ class CommitLog:
 
     # --- read --------------------------------------------------------------------------------------
 
+    def file_at(self, offset: int) -> MappedFile | None:
+        """The file that holds CommitLog ``offset``, or None: every read of a record finds its file here (a
+        DLedger CommitLog keeps the records above its divided offset in the DLedger data files)."""
+        return self.queue.find_mapped_file_by_offset(offset)
+
+    @property
+    def first_record_offset(self) -> int:
+        """Where the first record starts (-1 without files): the CommitLog's first byte here, the first entry's
+        body in a DLedger CommitLog."""
+        return self.min_offset
+
     def get_message(self, offset: int, size: int) -> bytes | None:
         """``size`` bytes at CommitLog ``offset`` (one record, when ``size`` is its size)."""
-        mapped = self.queue.find_mapped_file_by_offset(offset)
+        mapped = self.file_at(offset)
         if mapped is None:
             return None
         return mapped.read(offset % self.file_size, size)
@@ -139,7 +150,7 @@ class CommitLog:
     def pickup_store_timestamp(self, offset: int, size: int) -> int:
         if offset < self.min_offset:
             return -1
-        mapped = self.queue.find_mapped_file_by_offset(offset)
+        mapped = self.file_at(offset)
         if mapped is None:
             return -1
         position = offset % self.file_size

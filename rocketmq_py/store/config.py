@@ -26,10 +26,9 @@ _TIME_UNITS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 class StoreKeysWithoutEffect:
     """Java 4.9's MessageStoreConfig keys that this store accepts, reports (GET_BROKER_CONFIG, ``-p``) and
     persists with Java's defaults, but that change nothing here: the transient store pool, the
-    ConsumeQueue extension, DLedger, LMQ and the schedule service's tuning. A None is a key Java reports
+    ConsumeQueue extension, LMQ and the schedule service's tuning. A None is a key Java reports
     only once it is set."""
 
-    store_path_d_ledger_commit_log: str | None = None
     read_only_commit_log_store_paths: str | None = None
     enable_consume_queue_ext: bool = False
     mapped_file_size_consume_queue_ext: int = 48 * 1024 * 1024
@@ -46,12 +45,6 @@ class StoreKeysWithoutEffect:
     transient_store_pool_enable: bool = False
     transient_store_pool_size: int = 5
     fast_fail_if_no_buffer_in_store_pool: bool = False
-    enable_d_leger_commit_log: bool = False
-    d_leger_group: str | None = None
-    d_leger_peers: str | None = None
-    d_leger_self_id: str | None = None
-    preferred_leader_id: str | None = None
-    is_enable_batch_push: bool = False
     enable_schedule_message_stats: bool = True
     enable_lmq: bool = False
     enable_multi_dispatch: bool = False
@@ -133,6 +126,20 @@ class MessageStoreConfig(StoreKeysWithoutEffect):
     slave_timeout: int = 3000
     #: A put lock held longer than this (ms) means the page cache is struggling: new puts are refused.
     os_page_cache_busy_time_out_mills: int = 1000
+    # --- DLedger (the CommitLog as a Raft log, rocketmq_py.dledger; docs/broker-dledger.md) ------------
+    enable_d_leger_commit_log: bool = False
+    #: The DLedger group (usually the broker name), this member's id (n0, n1, ...) and every member's
+    #: peer address: ``n0-127.0.0.1:40911;n1-127.0.0.1:40912;n2-127.0.0.1:40913``.
+    d_leger_group: str | None = None
+    d_leger_peers: str | None = None
+    d_leger_self_id: str | None = None
+    #: The member(s) the leader hands leadership to when they are alive and caught up (``n1`` or ``n1;n2``).
+    preferred_leader_id: str | None = None
+    #: Push several entries to a follower in one request. Java reports the key as ``isEnableBatchPush``, but a
+    #: broker.conf sets it as ``enableBatchPush`` (its setter's name; Java ignores ``isEnableBatchPush=``).
+    is_enable_batch_push: bool = field(default=False, metadata={"java_key": "enableBatchPush"})
+    #: Where the DLedger data files go; None means ``{storePathRootDir}/dledger-{selfId}/data``.
+    store_path_d_ledger_commit_log: str | None = None
 
     def __post_init__(self) -> None:
         self.validate()

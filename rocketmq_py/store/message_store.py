@@ -49,6 +49,7 @@ from rocketmq_py.store.mapped_file import StoreDiskFullError
 from rocketmq_py.errors import StoreError
 from rocketmq_py.store.message import StoreMessage, StoreMessageBatch, pack_host
 from rocketmq_py.store.reads import StoreReads
+from rocketmq_py.store.replicated_log import ReplicatedCommitLog, outcome
 from rocketmq_py.store.schedule import ScheduleMessageService
 from rocketmq_py.store.results import AppendMessageResult, AppendMessageStatus, PutMessageResult, PutMessageStatus
 from rocketmq_py.store.write_path import PutRecordsResult, StoreWriter
@@ -73,11 +74,15 @@ def _call_listener(listener: ArrivalListener, arrivals: list[tuple[Any, ...]]) -
 
 class MessageStore(StoreReads):
     def __init__(self, config: MessageStoreConfig, *, disk_usage: DiskUsage = disk_used_ratio,
-                 consumer_progress: ConsumerProgress | None = None) -> None:
+                 consumer_progress: ConsumerProgress | None = None, commit_log: CommitLog | None = None) -> None:
         """``consumer_progress`` tells the forced clean what the consumer groups have consumed (the broker
-        passes it; without it, no message counts as consumed and only expired files are deleted)."""
+        passes it; without it, no message counts as consumed and only expired files are deleted).
+        ``commit_log`` replaces the plain CommitLog: the broker passes a DLedger one when
+        ``enableDLegerCommitLog`` is true (see :mod:`rocketmq_py.store.replicated_log`)."""
         self.config = config
-        self.commit_log = CommitLog(config)
+        self.commit_log = commit_log if commit_log is not None else CommitLog(config)
+        #: The same object as :attr:`commit_log` when its records are replicated entries (DLedger), else None.
+        self.replicated = commit_log if isinstance(commit_log, ReplicatedCommitLog) else None
         self.consume_queue_table: dict[str, dict[int, ConsumeQueue]] = {}
         self.delay_levels = delay_level_table(config.message_delay_level)
         self.max_delay_level = max(self.delay_levels)
@@ -123,6 +128,8 @@ class MessageStore(StoreReads):
         self.index_service = IndexService(self.config, self.checkpoint)
         self.index_service.load(self.last_exit_ok)
         self._writer = StoreWriter(self)
+        if self.replicated is not None:
+            self.replicated.on_committed = self.dispatch_committed
         self._recover()
         self.schedule_service = ScheduleMessageService(self)
         self.schedule_service.load()
@@ -146,6 +153,10 @@ class MessageStore(StoreReads):
         for consume_queue in self.consume_queues():
             consume_queue.recover()
             max_cq_physical = max(max_cq_physical, consume_queue.max_physic_offset)
+        if self.replicated is not None:
+            self._cut_consume_queues(max_cq_physical, self.replicated.recover_log())
+            self.recover_topic_queue_table()
+            return
         if not self.commit_log.queue.files:
             if self.consume_queue_table:
                 _log.warning("there are no CommitLog files: dropping the ConsumeQueues")
@@ -158,19 +169,24 @@ class MessageStore(StoreReads):
             end = self.commit_log.recover_normally()
         else:
             end = self.commit_log.recover_abnormally(self.checkpoint, self._dispatch_recovered)
+        self._cut_consume_queues(max_cq_physical, end)
+        self.recover_topic_queue_table()
+
+    def _cut_consume_queues(self, max_cq_physical: int, end: int) -> None:
         if max_cq_physical >= end:
             if max_cq_physical > end:
                 _log.warning("ConsumeQueues point up to %d, beyond the CommitLog end %d: truncating them",
                              max_cq_physical, end)
             for consume_queue in self.consume_queues():
                 consume_queue.truncate_dirty_logic_files(end)
-        self._recover_topic_queue_table()
 
     def _dispatch_recovered(self, info: layout.RecordInfo) -> None:
         assert self._writer is not None
         self._writer.dispatch([info])
 
-    def _recover_topic_queue_table(self) -> None:
+    def recover_topic_queue_table(self) -> None:
+        """Rebuild the next queue offset of every queue from the ConsumeQueues (a DLedger leader does it once
+        every committed entry is dispatched, before it takes puts)."""
         min_physical = self.commit_log.min_offset
         table = {}
         for consume_queue in self.consume_queues():
@@ -185,7 +201,10 @@ class MessageStore(StoreReads):
         self.lock()
         reput_from = max([cq.max_physic_offset for cq in self.consume_queues()] + [self.commit_log.min_offset, 0])
         self._reput(reput_from)
-        self._recover_topic_queue_table()
+        if self.replicated is not None:
+            self.replicated.dispatched_offset = reput_from
+            self.dispatch_committed()
+        self.recover_topic_queue_table()
         if self.config.flush_disk_type == SYNC_FLUSH:
             self._flush_service = GroupCommitService(self.commit_log.queue, self.checkpoint)
         else:
@@ -197,11 +216,12 @@ class MessageStore(StoreReads):
         self.config.abort_path.touch()
         self._running = True
         services: list[ServiceThread] = [self._flush_service, self._flush_cq_service, self.clean_service]
-        if self.config.commit_log_prefault_bytes > 0:
+        if self.config.commit_log_prefault_bytes > 0 and self.replicated is None:
             self.prefault_service = CommitLogPrefaultService(self.commit_log.queue,
                                                              self.config.commit_log_prefault_bytes)
             services.append(self.prefault_service)
-        if self.config.broker_role != SLAVE and self.schedule_service is not None:
+        # A DLedger broker's role changes with its member's: its role handler starts the schedule service.
+        if self.config.broker_role != SLAVE and self.schedule_service is not None and self.replicated is None:
             services.append(self.schedule_service)
         for service in services:
             service.start()
@@ -295,18 +315,21 @@ class MessageStore(StoreReads):
 
     def append_message(self, msg: StoreMessage) -> PutMessageResult:
         """Append one message (without waiting for a flush); see :meth:`put_message`."""
+        return self._append_message(msg)[0]
+
+    def _append_message(self, msg: StoreMessage) -> tuple[PutMessageResult, asyncio.Future[None] | None]:
         refused = self._check_store_status() or self._check_topic(msg.topic)
         if refused:
-            return PutMessageResult(refused)
+            return PutMessageResult(refused), None
         if msg.sys_flag & TRANSACTION_TYPE_MASK in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE):
             self._divert_delayed(msg)
         if len(msg.body) > self.config.max_message_size:
             _log.warning("message body of %d bytes is over maxMessageSize %d", len(msg.body),
                          self.config.max_message_size)
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL), None
         properties = msg.encoded_properties()
         if len(properties) > layout.MAX_PROPERTIES_LENGTH:
-            return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED)
+            return PutMessageResult(PutMessageStatus.PROPERTIES_SIZE_EXCEEDED), None
         store_host = pack_host(msg.store_host)
         record = layout.encode_record(msg.topic.encode("utf-8"), msg.body, properties, msg.queue_id, msg.flag,
                                       msg.sys_flag, msg.born_timestamp, pack_host(msg.born_host), store_host,
@@ -327,14 +350,17 @@ class MessageStore(StoreReads):
 
     def append_messages(self, batch: StoreMessageBatch) -> PutMessageResult:
         """Append a batch (without waiting for a flush); see :meth:`put_messages`."""
+        return self._append_messages(batch)[0]
+
+    def _append_messages(self, batch: StoreMessageBatch) -> tuple[PutMessageResult, asyncio.Future[None] | None]:
         refused = self._check_store_status() or self._check_topic(batch.topic)
         if refused:
-            return PutMessageResult(refused)
+            return PutMessageResult(refused), None
         transactional = batch.sys_flag & TRANSACTION_TYPE_MASK != TRANSACTION_NOT_TYPE
         if transactional or MessageConst.DELAY_TIME_LEVEL in batch.properties:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL), None
         if len(batch.body) > self.config.max_message_size:
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL), None
         properties = codec.properties_to_string(batch.properties).encode("utf-8")
         store_host = pack_host(batch.store_host)
         try:
@@ -343,27 +369,36 @@ class MessageStore(StoreReads):
                                              store_host, batch.reconsume_times, properties)
         except ValueError as error:
             _log.warning("batch for %s refused: %s", batch.topic, error)
-            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL)
+            return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL), None
         return self._put_built(records, store_host)
 
-    def _put_built(self, records: bytearray, store_host: bytes) -> PutMessageResult:
-        """Write the records :meth:`append_message` or :meth:`append_messages` built; Java's answer for them."""
+    def _put_built(self, records: bytearray, store_host: bytes
+                   ) -> tuple[PutMessageResult, asyncio.Future[None] | None]:
+        """Write the records :meth:`append_message` or :meth:`append_messages` built; Java's answer for them,
+        and what a replicated put still waits for."""
         if not records or len(records) > self.max_records_length:
             # Java's MESSAGE_SIZE_EXCEEDED (an empty batch body is refused the same way).
             return PutMessageResult(PutMessageStatus.MESSAGE_ILLEGAL,
-                                    AppendMessageResult(AppendMessageStatus.MESSAGE_SIZE_EXCEEDED))
-        assert self._writer is not None
-        try:
-            put = self._writer.put(records)
-        except StoreDiskFullError as error:
-            return PutMessageResult(self._refuse_disk_full(error))
+                                    AppendMessageResult(AppendMessageStatus.MESSAGE_SIZE_EXCEEDED)), None
+        put, replicated = self._place(records)
         if put.status is not PutMessageStatus.PUT_OK:
-            return PutMessageResult(put.status)
+            return PutMessageResult(put.status), None
         offsets = put.physical_offsets
         msg_id = ",".join(offset_msg_id(store_host, offset) for offset in offsets)
         return PutMessageResult(PutMessageStatus.PUT_OK, AppendMessageResult(
             AppendMessageStatus.PUT_OK, offsets[0], put.wrote_bytes, msg_id, put.store_timestamp,
-            put.queue_offsets[0], len(offsets), offsets))
+            put.queue_offsets[0], len(offsets), offsets)), replicated
+
+    def _place(self, records: bytes | bytearray) -> tuple[PutRecordsResult, asyncio.Future[None] | None]:
+        """Place and dispatch the records (the plain CommitLog), or place them as replicated entries, dispatched
+        once committed: the result, and the future of that replication."""
+        if self.replicated is not None:
+            return self.replicated.place(records)
+        assert self._writer is not None
+        try:
+            return self._writer.put(records), None
+        except StoreDiskFullError as error:
+            return PutRecordsResult(self._refuse_disk_full(error)), None
 
     def append_records(self, records: bytes | bytearray) -> PutRecordsResult:
         """Store CommitLog records built elsewhere (without waiting for a flush); see :meth:`put_records`."""
@@ -372,6 +407,8 @@ class MessageStore(StoreReads):
         if refused is not None:
             self._log_refusal()
             return PutRecordsResult(refused)
+        if self.replicated is not None:
+            return self.replicated.place(records)[0]
         assert self._writer is not None
         try:
             put = self._writer.put(records)
@@ -391,6 +428,14 @@ class MessageStore(StoreReads):
         The result's status is PUT_OK, or the refusal with nothing written. As :meth:`put_message`, it waits
         for the group commit (SYNC_FLUSH) and a slave (SYNC_MASTER) unless ``wait_store_msg_ok`` is false.
         """
+        if self.replicated is not None:
+            refused = self._check_store_status()
+            if refused is not None:
+                return PutRecordsResult(refused)
+            put, replicated = self.replicated.place(records)
+            if replicated is not None:
+                put.status = await self._committed(replicated)
+            return put
         put = self.append_records(records)
         if put.status is not PutMessageStatus.PUT_OK:
             return put
@@ -440,15 +485,33 @@ class MessageStore(StoreReads):
 
         A flush not done within ``syncFlushTimeout`` gives FLUSH_DISK_TIMEOUT (the message is stored).
         """
-        result = self.append_message(msg)
+        result, replicated = self._append_message(msg)
+        if replicated is not None:
+            result.status = await self._committed(replicated)
+            return result
         result = await self._wait_for_flush(result, msg.wait_store_msg_ok)
         return await self._wait_for_replica(result, msg.wait_store_msg_ok)
 
     async def put_messages(self, batch: StoreMessageBatch) -> PutMessageResult:
         """Store every message of a SEND_BATCH_MESSAGE body, with consecutive queue offsets."""
-        result = self.append_messages(batch)
+        result, replicated = self._append_messages(batch)
+        if replicated is not None:
+            result.status = await self._committed(replicated)
+            return result
         result = await self._wait_for_flush(result, batch.wait_store_msg_ok)
         return await self._wait_for_replica(result, batch.wait_store_msg_ok)
+
+    async def _committed(self, replicated: asyncio.Future[None]) -> PutMessageStatus:
+        """A replicated put's answer (whatever its WAIT, as Java's DLedgerCommitLog): once a majority holds its
+        entries and the store has dispatched them, so a pull that follows the answer finds them."""
+        try:
+            await asyncio.shield(replicated)
+        except Exception:
+            pass  # the outcome below says what failed
+        status = outcome(replicated)
+        if status is PutMessageStatus.PUT_OK:
+            self.dispatch_committed()
+        return status
 
     async def _wait_for_replica(self, result: PutMessageResult, wait: bool) -> PutMessageResult:
         """SYNC_MASTER: the put is answered once a slave has it (Java's handleHA / submitReplicaRequest)."""
@@ -489,8 +552,10 @@ class MessageStore(StoreReads):
                 or properties_length > layout.MAX_PROPERTIES_LENGTH)
 
     def put_waits(self, wait_store_msg_ok: bool) -> bool:
-        """True when a put with this WAIT must wait (a SYNC_FLUSH group commit, a SYNC_MASTER's slave)."""
-        return self._waits_for_flush(wait_store_msg_ok) or self._waits_for_replica(wait_store_msg_ok)
+        """True when a put with this WAIT must wait (a SYNC_FLUSH group commit, a SYNC_MASTER's slave; every
+        put to a replicated CommitLog, for a majority)."""
+        return (self.replicated is not None or self._waits_for_flush(wait_store_msg_ok)
+                or self._waits_for_replica(wait_store_msg_ok))
 
     def _waits_for_flush(self, wait_store_msg_ok: bool) -> bool:
         return wait_store_msg_ok and isinstance(self._flush_service, GroupCommitService)
@@ -528,6 +593,24 @@ class MessageStore(StoreReads):
         if arrivals:
             self.tell_arrivals(arrivals)
         return offset
+
+    def dispatch_committed(self) -> None:
+        """Dispatch the records of the replicated log's entries committed since the last call (on its loop)."""
+        log = self.replicated
+        if log is None or self._writer is None:
+            return
+        with self._writer.lock:
+            infos, end = log.read_committed(log.dispatched_offset)
+            try:
+                arrivals = self._writer.dispatch(infos) if infos else []
+            except StoreDiskFullError as error:
+                # Nothing is lost: the entries stay committed and are dispatched again at the next commit.
+                _log.error("dispatching committed entries from %d failed: %s", log.dispatched_offset, error)
+                self.disk_full = True
+                return
+            log.dispatched_offset = end
+        if arrivals:
+            self.tell_arrivals(arrivals)
 
     def _note_replicated_timestamp(self, info: layout.RecordInfo) -> None:
         # The checkpoint trusts a CommitLog file's store time once flushed; bytes from the master carry theirs.
@@ -624,8 +707,24 @@ class MessageStore(StoreReads):
             self.clean_service.execute_delete_files_manually()
 
     def dispatch_behind_bytes(self) -> int:
-        """CommitLog bytes not yet in the ConsumeQueues: always 0 here, as every put dispatches before it returns."""
-        return 0
+        """CommitLog bytes not yet in the ConsumeQueues: 0 for a plain CommitLog, as every put dispatches before
+        it returns; the committed entries not dispatched yet for a replicated one."""
+        return self.replicated.dispatch_behind_bytes() if self.replicated is not None else 0
+
+    def handle_schedule_service(self, master: bool) -> None:
+        """Run the delayed messages' service on a master only (Java's handleScheduleMessageService): a DLedger
+        broker's role handler calls it at each change."""
+        service = self.schedule_service
+        running = service is not None and service.started and not service.stopped
+        if master and not running and self._running:
+            # A service thread runs once: a new one, with the delay offsets as they are now (a slave's were
+            # synchronised from its master).
+            service = self.schedule_service = ScheduleMessageService(self)
+            service.load()
+            service.start()
+        elif not master and running:
+            assert service is not None
+            service.shutdown()
 
     def bytes_to_flush(self) -> int:
         """CommitLog bytes written but not flushed yet (Java's remainHowManyDataToFlush)."""

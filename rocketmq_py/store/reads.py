@@ -185,7 +185,8 @@ class StoreReads:
     def get_earliest_message_time(self, topic: str | None = None, queue_id: int = 0) -> int:
         """Store time of the first message of a queue (GET_EARLIEST_MSG_STORETIME), or of the whole CommitLog."""
         if topic is None:
-            return self.commit_log.pickup_store_timestamp(self.commit_log.min_offset, self.config.max_message_size * 2)
+            return self.commit_log.pickup_store_timestamp(self.commit_log.first_record_offset,
+                                                          self.config.max_message_size * 2)
         consume_queue = self.get_consume_queue(topic, queue_id)
         if consume_queue is None:
             return -1
