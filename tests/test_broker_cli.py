@@ -9,7 +9,7 @@ import sys
 import time
 
 from support.child import child_env
-from support.servers import free_broker_port
+from support.ports import free_broker_port
 
 from rocketmq_py.cli import main
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -10,6 +11,7 @@ import time
 import pytest
 
 from support.child import child_env
+from support.ports import free_port
 
 from rocketmq_py import codec
 from rocketmq_py.cli import build_parser
@@ -116,11 +118,7 @@ def test_cli_print_config(tmp_path, capsys):
 
 
 def test_python_m_namesrv_serves_and_stops_on_sigterm(tmp_path):
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     conf = tmp_path / "namesrv.properties"
     conf.write_text(f"kvConfigPath={tmp_path / 'kv.json'}\nbindAddress=127.0.0.1\n")
     proc = subprocess.Popen([sys.executable, "-m", "rocketmq_py", "namesrv", "-c", str(conf), "--port", str(port)],

@@ -5,6 +5,7 @@ import asyncio
 import logging
 
 import pytest
+from support.ports import free_port
 from support.remoting import (  # noqa: F401  (the fixtures are found by pytest)
     CALL_BACK,
     CLIENT_CHECK,
@@ -313,8 +314,4 @@ async def _until(condition: object) -> None:
 
 @pytest.fixture
 def unused_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_port()

@@ -21,9 +21,9 @@ import subprocess
 import uuid
 
 import pytest
+from support.ports import free_broker_port
 from support.servers import (
     call,
-    free_broker_port,
     pull_fields,
     send_fields,
     start_broker_process,

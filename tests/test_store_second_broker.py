@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Iterator
 
 from support.child import child_cwd, child_env
+from support.ports import free_broker_port
 from support.servers import (
     call,
-    free_broker_port,
     send_fields,
     start_broker_process,
     stop_process,

@@ -8,11 +8,12 @@ requests and theirs are dropped, as lost packets), ``heal()`` joins it again.
 from __future__ import annotations
 
 import asyncio
-import socket
 from pathlib import Path
 from typing import Callable
 
 from rocketmq_py.dledger import DLedgerConfig, DLedgerServer, Role
+
+from .ports import free_port
 
 #: Small files, so a few hundred entries fill several of them and end some with padding.
 DATA_FILE_SIZE = 64 * 1024
@@ -21,12 +22,6 @@ INDEX_FILE_SIZE = 32 * 1024
 DEADLINE_S = 120.0
 #: How often a wait looks again without a notice (a vote that ended without a role change).
 RECHECK_S = 0.2
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class DLedgerGroup:

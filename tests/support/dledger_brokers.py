@@ -24,12 +24,14 @@ from rocketmq_py.namesrv import NamesrvConfig, NamesrvController
 from rocketmq_py.remoting import ProcessorTable, RemotingClient, RemotingCommand, create_request
 from rocketmq_py.store import SLAVE, SYNC_MASTER, MessageStoreConfig
 
-from support.dledger import free_port
+from support.ports import free_port
 
 #: Small CommitLog (and so DLedger data) files: a few hundred messages fill several and end some with padding.
 DATA_FILE_SIZE = 64 * 1024
 DEADLINE_S = 120.0
 RECHECK_S = 0.2
+#: How often a send answered SYSTEM_BUSY is sent again, as a producer would.
+RESENDS = 5
 BROKER_NAME = "RaftNode00"
 CLUSTER = "RaftCluster"
 
@@ -46,6 +48,8 @@ class DLedgerBrokers:
         self.client = RemotingClient(ProcessorTable())
         self._changed = asyncio.Event()
         self._isolated: set[str] = set()
+        #: Bodies sent again after a SYSTEM_BUSY answer: each may be stored twice (see ``send``).
+        self.resent: set[bytes] = set()
 
     async def __aenter__(self) -> DLedgerBrokers:
         await self.namesrv.start()
@@ -185,7 +189,13 @@ class DLedgerBrokers:
         return await self.client.invoke(broker.broker_addr, request, timeout_ms)
 
     async def send(self, broker: BrokerController, topic: str, body: bytes, queue_id: int = -1,
-                   wait: bool = True, delay_level: int = 0) -> RemotingCommand:
+                   wait: bool = True, delay_level: int = 0, resend_busy: bool = True) -> RemotingCommand:
+        """One send; answered SYSTEM_BUSY, the same message again (``resend_busy``), as a producer retries.
+
+        A DLedger master answers SYSTEM_BUSY when no majority holds the entry within DLedger's ack wait (2.5 s),
+        which a loaded machine can exceed; the entry may still be committed, so a body sent again may be stored
+        twice (``resent`` names them).
+        """
         properties = {"WAIT": str(wait).lower(), "UNIQ_KEY": codec.UniqueIdGenerator(b"\x7f\x00\x00\x01").next_id(),
                       "KEYS": body.decode()}
         if delay_level:
@@ -193,7 +203,13 @@ class DLedgerBrokers:
         fields = {"a": "pg", "b": topic, "c": "TBW102", "d": 4, "e": queue_id, "f": 0,
                   "g": int(time.time() * 1000), "h": 0, "i": codec.properties_to_string(properties), "k": "false",
                   "m": "false"}
-        return await self.call(broker, RequestCode.SEND_MESSAGE_V2, fields, body)
+        answer = await self.call(broker, RequestCode.SEND_MESSAGE_V2, fields, body)
+        for _ in range(RESENDS if resend_busy else 0):
+            if answer.code != ResponseCode.SYSTEM_BUSY:
+                break
+            self.resent.add(body)
+            answer = await self.call(broker, RequestCode.SEND_MESSAGE_V2, fields, body)
+        return answer
 
     async def send_all(self, broker: BrokerController, topic: str, bodies: list[bytes],
                        chunk: int = 20) -> list[RemotingCommand]:

@@ -24,6 +24,7 @@ from rocketmq_py.common.topic_config import TopicConfig
 from rocketmq_py.remoting import create_request
 from rocketmq_py.store import MessageStoreConfig
 
+from .ports import free_broker_port, free_port
 from .send_fast import SMALL_STORE, answers_by_opaque, store_files
 
 STORE_HOST_IP = "10.9.8.7"
@@ -35,28 +36,6 @@ class FrontRun:
     files: dict[str, bytes]
     #: Sends whose records a front built and the broker process placed.
     placed_by_fronts: int
-
-
-def free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def free_broker_port(hosts: tuple[str, ...]) -> int:
-    """A port free on each of ``hosts``, and the port after it (the broker's HA port, listenPort + 1)."""
-    while True:
-        port = free_port(hosts[0])
-        if port + 1 > 65535:
-            continue
-        try:
-            for host in hosts:
-                for candidate in (port, port + 1):
-                    with socket.socket() as sock:
-                        sock.bind((host, candidate))
-        except OSError:
-            continue
-        return port
 
 
 def fixed_queues(frames: list[bytes]) -> list[bytes]:
@@ -147,8 +126,8 @@ async def run_broker(root: Path, frames: list[bytes], *, bind: str, port: int, c
 async def differential(tmp_path: Path, frames: list[bytes], *, workers: int, topics: list[TopicConfig],
                        **options: Any) -> tuple[FrontRun, FrontRun]:
     """The same frames through a broker with ``workers`` fronts and one without: ``(fronts, alone)``."""
-    port = free_broker_port(("127.0.0.1", "127.0.0.2"))
-    client_port = free_port("127.0.0.1")
+    port = free_broker_port()
+    client_port = free_port()
     runs = []
     for name, bind, count in (("fronts", "127.0.0.1", workers), ("alone", "127.0.0.2", 0)):
         root = tmp_path / name

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from pathlib import Path
 
@@ -13,23 +12,10 @@ from rocketmq_py.namesrv import NamesrvConfig, NamesrvController
 from rocketmq_py.remoting import RemotingClient, RemotingCommand, create_request
 from rocketmq_py.store import MessageStoreConfig
 
+from .ports import free_broker_port
+
 #: Small CommitLog files, so a few hundred messages roll over several of them.
 COMMIT_LOG_FILE_SIZE = 256 * 1024
-
-
-def free_broker_port() -> int:
-    """A port P with P (the broker) and P + 1 (its HA port) free."""
-    for _ in range(200):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        try:
-            with socket.socket() as ha:
-                ha.bind(("127.0.0.1", port + 1))
-        except OSError:
-            continue
-        return port
-    raise RuntimeError("no free port pair")
 
 
 class HAPair:

@@ -3,8 +3,6 @@ every record a traceback rides on (a traceback in a server log means a bug in ou
 from __future__ import annotations
 
 import logging
-import os
-import random
 import signal
 import socket
 import subprocess
@@ -130,33 +128,6 @@ async def send_and_consume(addr: str, topic: str, body: bytes) -> None:
 
 
 # --- a broker as its own process (`rocketmq-py broker -c broker.conf`) ------------------------------------
-
-
-def _port_is_free(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("0.0.0.0", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_broker_port() -> int:
-    """A listenPort P for a broker process, with P and P+1 (its HA port) free.
-
-    Picked below the kernel's ephemeral range: a port the kernel handed out (``bind(0)``) can be handed out
-    again to any outgoing connection between this check and the broker's bind."""
-    try:
-        ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        ephemeral_low = 32768
-    rnd = random.Random(os.getpid() ^ time.monotonic_ns())
-    for _ in range(1000):
-        port = rnd.randint(20000, ephemeral_low - 2)
-        if _port_is_free(port) and _port_is_free(port + 1):
-            return port
-    raise RuntimeError("no free port pair found")
 
 
 def write_broker_conf(path: Path, store: Path, port: int, **extra: object) -> Path:
