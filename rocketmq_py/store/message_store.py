@@ -365,7 +365,7 @@ class MessageStore(StoreReads):
             AppendMessageStatus.PUT_OK, offsets[0], put.wrote_bytes, msg_id, put.store_timestamp,
             put.queue_offsets[0], len(offsets), offsets))
 
-    def append_records(self, records: bytes | bytearray) -> PutRecordsResult:
+    def append_records(self, records: bytes | bytearray | memoryview) -> PutRecordsResult:
         """Store CommitLog records built elsewhere (without waiting for a flush); see :meth:`put_records`."""
         # The broker's fast send path calls this for every message: no more Python calls than it needs.
         refused = self._store_refusal()
@@ -381,7 +381,8 @@ class MessageStore(StoreReads):
             self.wake_flush()
         return put
 
-    async def put_records(self, records: bytes | bytearray, wait_store_msg_ok: bool = True) -> PutRecordsResult:
+    async def put_records(self, records: bytes | bytearray | memoryview,
+                          wait_store_msg_ok: bool = True) -> PutRecordsResult:
         """Store complete CommitLog records built elsewhere, of any topics and queues, and tell where each went.
 
         ``records`` are back to back as ``encode_record`` / ``encode_batch`` make them: the store reads each
