@@ -61,6 +61,11 @@ _PLACED_ONE = struct.Struct(">IBqq")
 _PLACE_SEND_SIZE = _PLACE_SEND.size
 #: How many topic names a :class:`SendPlacement` keeps decoded (it forgets them all past this).
 _TOPIC_NAMES_KEPT = 4096
+#: The records of one PLACE message, at most (but a send longer than this goes alone). A loop pass of a busy
+#: front builds megabytes; cut into buffers of this size, the broker process places the first while the front
+#: builds the rest, and a put holds a few hundred records' objects at once, not thousands (which set off the
+#: cyclic GC's collections, and the older ones walk them all).
+PLACE_BYTES = 256 * 1024
 
 
 # --- the settings ------------------------------------------------------------------------------------------------
@@ -308,10 +313,11 @@ class FrontSends:
         return True
 
     def flush(self) -> None:
-        """Send the sends of this loop pass to the broker process, in buffers that each fit a CommitLog file."""
+        """Send the sends of this loop pass to the broker process, in buffers of :data:`PLACE_BYTES` (that fit a
+        CommitLog file)."""
         self._flush_pending = False
         pending, self._pending = self._pending, []
-        limit = self.settings.store.max_records_length
+        limit = min(PLACE_BYTES, self.settings.store.max_records_length)
         buffer: list[_Send] = []
         size = 0
         for send in pending:

@@ -35,7 +35,7 @@ from rocketmq_py.common.sysflag import (
     TRANSACTION_ROLLBACK_TYPE,
     TRANSACTION_TYPE_MASK,
 )
-from rocketmq_py.store.results import PutMessageStatus
+from rocketmq_py.store.results import Arrival, PutMessageStatus
 
 if TYPE_CHECKING:
     from rocketmq_py.store.consume_queue import ConsumeQueue
@@ -49,9 +49,6 @@ _log = logging.getLogger("rocketmq_py.store.write_path")
 _UNIT = layout.CQ_UNIT_SIZE
 _ENQUEUED = (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE)
 
-#: What a listener is told of each record: ``(topic, queue_id, next_queue_offset, tags_code, store_timestamp,
-#: properties)`` (see ``message_store.ArrivalListener``).
-Arrival = tuple[str, int, int, int, int, str]
 
 
 class PutRecordsResult:
