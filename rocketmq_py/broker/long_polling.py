@@ -20,7 +20,7 @@ from rocketmq_py.remoting.command import DEFAULT_SERIALIZE_TYPE
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.filter import ExpressionMessageFilter
-    from rocketmq_py.store.results import Arrival
+    from rocketmq_py.store import Arrival
 
 _log = logging.getLogger(__name__)
 
