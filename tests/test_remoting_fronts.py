@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.cluster import wait_until
-from support.remoting import CALL_BACK, CLIENT_CHECK, ECHO, ServerState, build_processors
+from support.remoting import CALL_BACK, CLIENT_CHECK, ECHO, ServerState, build_processors, feed
 from support.tls import KeyPair, make_key_pair
 
 from rocketmq_py import codec
@@ -36,7 +36,7 @@ from rocketmq_py.remoting import (
 )
 from rocketmq_py.remoting.front import _FrontChannel
 from rocketmq_py.remoting.front_pool import FrontTransport, _ServerChannel
-from rocketmq_py.remoting.relay import Relay
+from rocketmq_py.remoting.relay import Relay, RelayChannel
 from rocketmq_py.remoting.tls import TlsConfig, TlsMode
 
 FRONTS = 2
@@ -326,7 +326,7 @@ async def test_the_server_end_holds_a_paused_connections_bytes_and_passes_on_the
     opened = message(Relay.OPENED, 7, b'{"peer":["10.0.0.1",4242],"local":["10.0.0.2",10911],"tls":false}')
     # Messages arrive cut anywhere: here one byte at a time, then several in one piece.
     for byte in opened + message(Relay.DATA, 7, b"abc"):
-        channel.data_received(bytes([byte]))
+        feed(channel, bytes([byte]))
     (connection,) = made
     transport = connection.events[0][1]
     assert isinstance(transport, FrontTransport)
@@ -335,18 +335,18 @@ async def test_the_server_end_holds_a_paused_connections_bytes_and_passes_on_the
     assert transport.get_extra_info("ssl_object") is None
     assert connection.events[1:] == [("data", b"abc")]
     transport.pause_reading()
-    channel.data_received(message(Relay.DATA, 7, b"held") + message(Relay.DATA, 7, b"too"))
+    feed(channel, message(Relay.DATA, 7, b"held") + message(Relay.DATA, 7, b"too"))
     assert connection.events[1:] == [("data", b"abc")]
     transport.resume_reading()
-    channel.data_received(message(Relay.DATA, 7, b"after"))  # before the held bytes are delivered
+    feed(channel, message(Relay.DATA, 7, b"after"))  # before the held bytes are delivered
     await asyncio.sleep(0.01)
     assert connection.events[1:] == [("data", b"abc"), ("data", b"held"), ("data", b"too"), ("data", b"after")]
-    channel.data_received(message(Relay.DATA, 7, b"direct"))
+    feed(channel, message(Relay.DATA, 7, b"direct"))
     assert connection.events[-1] == ("data", b"direct")
     # Writes are blocked while the client's socket or the channel is full, and told once each way.
-    channel.data_received(message(Relay.WRITE_PAUSED, 7))
+    feed(channel, message(Relay.WRITE_PAUSED, 7))
     channel.pause_writing()
-    channel.data_received(message(Relay.WRITE_RESUMED, 7))
+    feed(channel, message(Relay.WRITE_RESUMED, 7))
     channel.resume_writing()
     assert connection.events[6:] == [("pause_writing", None), ("resume_writing", None)]
     transport.write(b"answer")
@@ -355,13 +355,44 @@ async def test_the_server_end_holds_a_paused_connections_bytes_and_passes_on_the
     channel.flush()
     assert b"".join(out.written) == (message(Relay.PAUSE_READING, 7) + message(Relay.RESUME_READING, 7)
                                      + message(Relay.DATA, 7, b"answer") + message(Relay.CLOSE, 7))
-    channel.data_received(message(Relay.LOST, 7, b'{"error":"reset"}'))
+    feed(channel, message(Relay.LOST, 7, b'{"error":"reset"}'))
     assert connection.events[-1][0] == "lost" and str(connection.events[-1][1]) == "reset"
-    channel.data_received(message(Relay.DATA, 7, b"late"))  # for a connection that is gone: dropped
+    feed(channel, message(Relay.DATA, 7, b"late"))  # for a connection that is gone: dropped
     assert len(connection.events) == 9
     # A message of an unknown kind breaks the channel: it is aborted, and nothing after it is read.
-    channel.data_received(bytes([99]) + struct.pack(">II", 0, 0) + opened)
+    feed(channel, bytes([99]) + struct.pack(">II", 0, 0) + opened)
     assert out.aborted and len(made) == 1
+
+
+class RecordingChannel(RelayChannel):
+    """A channel end that records the messages it cuts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.got: list[tuple[str, int, bytes]] = []
+
+    def on_data(self, conn: int, payload: bytearray) -> None:
+        self.got.append(("DATA", conn, bytes(payload)))
+
+    def on_placement(self, kind: Relay, payload: memoryview) -> None:
+        self.got.append((kind.name, 0, payload.tobytes()))
+
+    def on_control(self, kind: Relay, conn: int, payload: bytes) -> None:
+        self.got.append((kind.name, conn, payload))
+
+
+async def test_a_channel_cuts_messages_of_any_size_from_reads_that_end_anywhere() -> None:
+    # The channel reads into a buffer of its own: messages longer than its first size make it grow, a read may
+    # end inside a message head, and what follows a long message is moved to the buffer's start.
+    long = bytes(range(256)) * 3000
+    messages = [(Relay.DATA, 3, b"x" * 10), (Relay.PLACE, 0, long), (Relay.ACTIVE, 3, b""),
+                (Relay.PLACED, 0, long[:70_000]), (Relay.DATA, 4, long[:300_000]), (Relay.PLACE, 0, b"p")]
+    stream = b"".join(message(kind, conn, payload) for kind, conn, payload in messages)
+    expected = [(kind.name, conn, payload) for kind, conn, payload in messages] * 3
+    for read_size in (999, 65_543, None):
+        channel = RecordingChannel()
+        feed(channel, stream * 3, read_size)
+        assert channel.got == expected, read_size
 
 
 class FakeClientTransport(FakeTransport):
@@ -389,7 +420,7 @@ async def test_a_front_reads_a_client_only_while_neither_the_server_nor_the_chan
     for client in (first, second):
         client.transport = FakeClientTransport()  # type: ignore[assignment]
         front.opened(client, {})
-    front.data_received(message(Relay.PAUSE_READING, first.conn))
+    feed(front, message(Relay.PAUSE_READING, first.conn))
     assert (first.transport.reading, second.transport.reading) == (False, True)  # type: ignore[union-attr]
     # The channel to the server fills, then drains: the client the server paused stays paused.
     front.pause_writing()
@@ -398,9 +429,9 @@ async def test_a_front_reads_a_client_only_while_neither_the_server_nor_the_chan
     assert (first.transport.reading, second.transport.reading) == (False, True)  # type: ignore[union-attr]
     # The server resumes it while the channel is full: it waits for the channel.
     front.pause_writing()
-    front.data_received(message(Relay.RESUME_READING, first.conn))
+    feed(front, message(Relay.RESUME_READING, first.conn))
     assert first.transport.reading is False  # type: ignore[union-attr]
     front.resume_writing()
     assert first.transport.reading is True  # type: ignore[union-attr]
-    front.data_received(message(Relay.DATA, second.conn, b"answer"))
+    feed(front, message(Relay.DATA, second.conn, b"answer"))
     assert second.transport.written == [b"answer"]  # type: ignore[union-attr]

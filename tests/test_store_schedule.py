@@ -33,7 +33,7 @@ async def wait_for(predicate, timeout=8.0):
 async def test_delayed_message_is_delivered_on_its_real_topic(tmp_path):
     store = open_store(tmp_path)
     arrivals = []
-    store.add_arrival_listener(lambda *args: arrivals.append((args[0], threading.get_ident())))
+    store.add_arrival_listener(lambda put: arrivals.extend((arrival[0], threading.get_ident()) for arrival in put))
     try:
         sent_at = time.time()
         due = await store.put_message(StoreMessage("T", b"soon", queue_id=1, properties={"DELAY": "1", "TAGS": "x"}))

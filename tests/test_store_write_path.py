@@ -52,7 +52,7 @@ def open_store(root: Path, writer_module, monkeypatch) -> tuple[MessageStore, li
     ticks = itertools.count(1_700_000_000_000)
     store.commit_log.clock = lambda: next(ticks)
     arrivals: list[tuple[object, ...]] = []
-    store.add_arrival_listener(lambda *arrival: arrivals.append(arrival))
+    store.add_arrival_listener(arrivals.extend)
     return store, arrivals
 
 

@@ -93,7 +93,9 @@ async def run_workload(mode: str, messages: int) -> None:
                                                          mapped_file_size_commit_log=64 * 1024 * 1024))
     broker.store.load()
     broker.store.start()
-    broker.store.add_arrival_listener(broker.hold_service.on_arrival)
+    # Long polling's listener as the broker registers it (builds before the per-put listeners had on_arrival).
+    hold = broker.hold_service
+    broker.store.add_arrival_listener(getattr(hold, "on_arrivals", None) or hold.on_arrival)
     try:
         broker.topics.update(TopicConfig(topic_name=TOPIC, read_queue_nums=QUEUES, write_queue_nums=QUEUES))
         frames = send_frames(TOPIC, SIZE, batch, QUEUES)

@@ -5,7 +5,7 @@ The frames and the connection protocol are the compat harness's (compat-tests/ha
 compat tests use to saturate a broker; the sender spends a few microseconds per message. It reports, for the measurement
 window after ``--warmup`` seconds: the messages the broker accepted (sends) or returned (pulls), the
 SYSTEM_BUSY and other refusals, the broker's CPU time from ``/proc/<broker-pid>/stat`` (with its child
-processes, our broker's fronts) and its own; with ``--probe``, the p50/p99 response times of GET_MAX_OFFSET,
+processes, our broker's fronts; and the broker process's main thread apart) and its own; with ``--probe``, the p50/p99 response times of GET_MAX_OFFSET,
 HEART_BEAT and QUERY_CONSUMER_OFFSET asked on another connection meanwhile (one of each every 20 ms).
 
     python pipelined_sender.py --addr 127.0.0.1:10911 --broker-pid 1234 --topic T --mode single|batch|pull
@@ -27,7 +27,7 @@ from rocketmq_py.remoting import RemotingClient, create_request
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "compat-tests"))
 
-from harness.cpu import process_cpu_s, process_tree_cpu_s  # noqa: E402
+from harness.cpu import main_thread_cpu_s, process_cpu_s, process_tree_cpu_s  # noqa: E402
 from harness.pipelined import Counters, PipelinedConnection, frame, send_frames  # noqa: E402
 
 PULL_GROUP = "capacity_cg"
@@ -111,18 +111,20 @@ async def run(args: argparse.Namespace) -> dict:
         connections.append(protocol)
     await asyncio.sleep(args.warmup)
     start = (time.monotonic(), counters.messages, counters.responses, counters.busy, counters.other,
-             process_tree_cpu_s(args.broker_pid), own_cpu_s(), process_cpu_s(args.broker_pid))
+             process_tree_cpu_s(args.broker_pid), own_cpu_s(), process_cpu_s(args.broker_pid),
+             main_thread_cpu_s(args.broker_pid))
     if args.probe:
         probed = await probe(args.addr, args.topic, args.seconds)
     else:
         probed = None
         await asyncio.sleep(args.seconds)
     end = (time.monotonic(), counters.messages, counters.responses, counters.busy, counters.other,
-           process_tree_cpu_s(args.broker_pid), own_cpu_s(), process_cpu_s(args.broker_pid))
+           process_tree_cpu_s(args.broker_pid), own_cpu_s(), process_cpu_s(args.broker_pid),
+           main_thread_cpu_s(args.broker_pid))
     for connection in connections:
         connection.stopped = True
         connection.transport.close()
-    elapsed, messages, responses, busy, other, broker_cpu, sender_cpu, process_cpu = (
+    elapsed, messages, responses, busy, other, broker_cpu, sender_cpu, process_cpu, main_cpu = (
         b - a for a, b in zip(start, end))
     return {
         "mode": args.mode, "seconds": round(elapsed, 3), "messages": messages, "responses": responses,
@@ -134,6 +136,8 @@ async def run(args: argparse.Namespace) -> dict:
         # The broker process alone, without its front processes (the same as broker_cpu_* without fronts).
         "broker_process_cpu_us_per_msg": round(process_cpu * 1e6 / messages, 2) if messages else None,
         "fronts_cpu_us_per_msg": round((broker_cpu - process_cpu) * 1e6 / messages, 2) if messages else None,
+        # Of the broker process: its main thread (the event loop: requests, the fronts' channels, placement).
+        "broker_main_thread_cpu_us_per_msg": round(main_cpu * 1e6 / messages, 2) if messages else None,
         "sender_cpu_s": round(sender_cpu, 3),
         "sender_cpu_us_per_msg": round(sender_cpu * 1e6 / messages, 2) if messages else None,
         **({"probe_latency": probed} if probed is not None else {}),

@@ -10,6 +10,7 @@ The official RocketMQ Java programs are the reference the Python implementation 
 * side_by_side.run_side_by_side   one client scenario against the Java broker and ours at once
 * cpu.process_cpu_s               a process's CPU seconds from /proc (the benchmarks' CPU per message)
 * cpu.process_tree_cpu_s          the same for a process and its live descendants (a broker and its fronts)
+* cpu.main_thread_cpu_s           a process's main thread alone (our servers' event loop)
 
 compat-tests/conftest.py turns these into pytest fixtures.
 """

@@ -6,11 +6,22 @@ import os
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def process_cpu_s(pid: int) -> float:
-    """User plus system CPU seconds of every thread of ``pid`` (``/proc/<pid>/stat`` fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat", "rb") as stat:
+def _stat_cpu_s(path: str) -> float:
+    """User plus system CPU seconds of a ``stat`` file of /proc (fields 14 and 15)."""
+    with open(path, "rb") as stat:
         fields = stat.read().rsplit(b")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def process_cpu_s(pid: int) -> float:
+    """User plus system CPU seconds of every thread of ``pid`` (``/proc/<pid>/stat``)."""
+    return _stat_cpu_s(f"/proc/{pid}/stat")
+
+
+def main_thread_cpu_s(pid: int) -> float:
+    """CPU seconds of the main thread of ``pid`` alone (``/proc/<pid>/task/<pid>/stat``): for our servers, the
+    event loop's thread, apart from the store's flush, prefault and clean threads."""
+    return _stat_cpu_s(f"/proc/{pid}/task/{pid}/stat")
 
 
 def descendants(pid: int) -> list[int]:

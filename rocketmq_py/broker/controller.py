@@ -203,7 +203,7 @@ class BrokerController:
             self.topics.load()
             self.groups.load()
             self.offsets.load()
-            self.store.add_arrival_listener(self.hold_service.on_arrival)
+            self.store.add_arrival_listener(self.hold_service.on_arrivals)
             self.store.load()
         except BaseException:
             self.store.shutdown()

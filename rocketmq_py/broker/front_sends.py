@@ -61,6 +61,11 @@ _PLACED_ONE = struct.Struct(">IBqq")
 _PLACE_SEND_SIZE = _PLACE_SEND.size
 #: How many topic names a :class:`SendPlacement` keeps decoded (it forgets them all past this).
 _TOPIC_NAMES_KEPT = 4096
+#: The records of one PLACE message, at most (but a send longer than this goes alone). A loop pass of a busy
+#: front builds megabytes; cut into buffers of this size, the broker process places the first while the front
+#: builds the rest, and a put holds a few hundred records' objects at once, not thousands (which set off the
+#: cyclic GC's collections, and the older ones walk them all).
+PLACE_BYTES = 256 * 1024
 
 
 # --- the settings ------------------------------------------------------------------------------------------------
@@ -173,10 +178,12 @@ class SendPlacement:
                                                separators=(",", ":")).encode()
         return self.current_settings
 
-    def place(self, payload: bytes) -> bytes:
+    def place(self, payload: bytes | bytearray | memoryview) -> bytes:
         """Place the records of one PLACE message, when they were built with the current settings (made anew
-        here when they changed); the PLACED message's payload."""
-        number, version, sends = _PLACE_HEAD.unpack_from(payload, 0)
+        here when they changed); the PLACED message's payload. The front pool gives a view of its channel's
+        buffer: the records go from there into the CommitLog, uncopied, and nothing keeps a part of it."""
+        view = memoryview(payload)
+        number, version, sends = _PLACE_HEAD.unpack_from(view, 0)
         self.settings()
         if version != self.version:
             return _PLACED_HEAD.pack(number, 0)  # built with old settings: the front relays the sends
@@ -186,17 +193,17 @@ class SendPlacement:
         topics = self._topics
         parts = []
         for _ in range(sends):
-            count, size, topic_length = unpack_send(payload, position)
+            count, size, topic_length = unpack_send(view, position)
             position += _PLACE_SEND_SIZE
             end = position + topic_length
-            name = payload[position:end]
+            name = view[position:end].tobytes()
             topic = topics.get(name)
             if topic is None:
                 topic = self._topic(name)
             parts.append((count, size, topic))
             position = end
         started = time.monotonic()
-        put = self.broker.store.append_records(payload[position:])
+        put = self.broker.store.append_records(view[position:])
         if put.status is not PutMessageStatus.PUT_OK:
             return _PLACED_HEAD.pack(number, 0)  # refused now (a full disk): the broker answers each send
         latency_ms = int((time.monotonic() - started) * 1000)
@@ -306,10 +313,11 @@ class FrontSends:
         return True
 
     def flush(self) -> None:
-        """Send the sends of this loop pass to the broker process, in buffers that each fit a CommitLog file."""
+        """Send the sends of this loop pass to the broker process, in buffers of :data:`PLACE_BYTES` (that fit a
+        CommitLog file)."""
         self._flush_pending = False
         pending, self._pending = self._pending, []
-        limit = self.settings.store.max_records_length
+        limit = min(PLACE_BYTES, self.settings.store.max_records_length)
         buffer: list[_Send] = []
         size = 0
         for send in pending:
@@ -333,7 +341,7 @@ class FrontSends:
         self._waiting[number] = sends
         self._place(b"".join(parts))
 
-    def placed(self, payload: bytes) -> None:
+    def placed(self, payload: bytes | memoryview) -> None:
         """The broker process's answer to one buffer: answer its sends, or relay them when it was refused."""
         number, stored = _PLACED_HEAD.unpack_from(payload, 0)
         sends = self._waiting.pop(number, None)

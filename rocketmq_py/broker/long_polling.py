@@ -20,6 +20,7 @@ from rocketmq_py.remoting.command import DEFAULT_SERIALIZE_TYPE
 
 if TYPE_CHECKING:
     from rocketmq_py.broker.filter import ExpressionMessageFilter
+    from rocketmq_py.store import Arrival
 
 _log = logging.getLogger(__name__)
 
@@ -65,12 +66,16 @@ class PullRequestHoldService:
             del self.table[(topic, queue_id)]
         self._wake(request)
 
-    def on_arrival(self, topic: str, queue_id: int, next_offset: int, tags_code: int, store_timestamp: int,
-                   properties_text: str) -> None:
-        """The store's arrival listener (``MessageStore.add_arrival_listener``): wake what waits on the queue."""
-        # Called for every message stored: most queues have no pull waiting, so that is the first check.
-        if (topic, queue_id) in self.table:
-            self.notify_message_arriving(topic, queue_id, next_offset, tags_code, properties_text)
+    def on_arrivals(self, arrivals: list[Arrival]) -> None:
+        """The store's arrival listener (``MessageStore.add_arrival_listener``): wake what waits on the queues
+        of one put's messages."""
+        # Called for every put: mostly no pull waits at all, and most queues have none waiting.
+        table = self.table
+        if not table:
+            return
+        for topic, queue_id, next_offset, tags_code, _, properties_text in arrivals:
+            if (topic, queue_id) in table:
+                self.notify_message_arriving(topic, queue_id, next_offset, tags_code, properties_text)
 
     def notify_message_arriving(self, topic: str, queue_id: int, max_offset: int, tags_code: int | None = None,
                                 properties_text: str | None = None) -> None:

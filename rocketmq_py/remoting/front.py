@@ -46,8 +46,8 @@ class FrameServer(Protocol):
     def take(self, client: _ClientRelay, frame: bytes) -> bool:
         """True when it serves ``frame`` (length prefix included); False to relay it to the server."""
 
-    def placed(self, payload: bytes) -> None:
-        """The server's :attr:`Relay.PLACED` message."""
+    def placed(self, payload: memoryview) -> None:
+        """The server's :attr:`Relay.PLACED` message (``payload`` is valid only during the call)."""
 
 
 class _ClientRelay(asyncio.Protocol):
@@ -215,10 +215,6 @@ class _FrontChannel(RelayChannel):
         if kind is Relay.STOP_ACCEPTING:
             self._stop_accepting()
             return
-        if kind is Relay.PLACED:
-            if self.frame_server is not None:
-                self.frame_server.placed(payload)
-            return
         if kind is Relay.SERVE_SETTINGS:
             self._serve(read_control(payload))
             return
@@ -238,6 +234,12 @@ class _FrontChannel(RelayChannel):
             self._read_or_not(client)
         else:
             _log.warning("the server sent a %s message, which a front does not take", kind.name)
+
+    def on_placement(self, kind: Relay, payload: memoryview) -> None:
+        if kind is not Relay.PLACED:
+            _log.warning("the server sent a %s message, which a front does not take", kind.name)
+        elif self.frame_server is not None:
+            self.frame_server.placed(payload)
 
     def _serve(self, settings: dict[str, Any]) -> None:
         if self.frame_server is not None:

@@ -49,9 +49,9 @@ class FrontService(Protocol):
     def settings(self) -> bytes:
         """The fronts' :attr:`Relay.SERVE_SETTINGS` payload now: the same object while nothing changed."""
 
-    def place(self, payload: bytes) -> bytes:
+    def place(self, payload: memoryview) -> bytes:
         """Serve a front's :attr:`Relay.PLACE` message (with the settings made anew when they changed); the
-        payload of the :attr:`Relay.PLACED` answer."""
+        payload of the :attr:`Relay.PLACED` answer. ``payload`` is valid only during the call."""
 
 
 class RelayedTls:
@@ -203,11 +203,15 @@ class _ServerChannel(RelayChannel):
             transport = self.connections.get(conn)
             if transport is not None and transport.protocol is not None:
                 transport.protocol.note_activity()
-        elif kind is Relay.PLACE and self.pool.service is not None:
-            self.pool.place(self, payload)
         elif kind is Relay.READY:
             if not self.ready.done():
                 self.ready.set_result(read_control(payload))
+        else:
+            _log.warning("front %d sent a %s message, which the server does not take", self.index, kind.name)
+
+    def on_placement(self, kind: Relay, payload: memoryview) -> None:
+        if kind is Relay.PLACE and self.pool.service is not None:
+            self.pool.place(self, payload)
         else:
             _log.warning("front %d sent a %s message, which the server does not take", self.index, kind.name)
 
@@ -367,7 +371,7 @@ class FrontPool:
             except OSError as error:
                 _log.error("%s; trying again in %.0f s", error, _RESTART_DELAY_S)
 
-    def place(self, channel: _ServerChannel, payload: bytes) -> None:
+    def place(self, channel: _ServerChannel, payload: memoryview) -> None:
         """Place a front's records and answer it; new settings reach every front before the answer."""
         assert self.service is not None
         placed = self.service.place(payload)

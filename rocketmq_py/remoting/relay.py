@@ -37,6 +37,10 @@ _HEAD_SIZE = _HEAD.size
 _FLUSH_AT_BYTES = 256 * 1024
 #: The largest payload one message may carry; a longer length means the channel is broken.
 MAX_PAYLOAD = 64 * 1024 * 1024
+#: The channel's read buffer: its first size, and the room made behind what it holds when less than
+#: _MIN_READ is left.
+_READ_ROOM = 256 * 1024
+_MIN_READ = 64 * 1024
 
 
 class Relay(IntEnum):
@@ -81,6 +85,8 @@ class Relay(IntEnum):
 
 
 _DATA = int(Relay.DATA)
+_PLACE = int(Relay.PLACE)
+_PLACED = int(Relay.PLACED)
 
 
 def control(payload: dict[str, Any]) -> bytes:
@@ -92,9 +98,13 @@ def read_control(payload: bytes) -> dict[str, Any]:
     return cast(dict[str, Any], json.loads(payload)) if payload else {}
 
 
-class RelayChannel(asyncio.Protocol):
+class RelayChannel(asyncio.BufferedProtocol):
     """One end of the channel: buffers the messages of a loop pass into one write, and cuts what it reads
-    into messages for :meth:`on_data` and :meth:`on_control`."""
+    into messages for :meth:`on_data`, :meth:`on_placement` and :meth:`on_control`.
+
+    The socket is read straight into the channel's own buffer (a buffered protocol), which holds a whole
+    message before it is cut: a PLACE message's records reach the store from there, with no copy between
+    the socket and the CommitLog."""
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -102,7 +112,12 @@ class RelayChannel(asyncio.Protocol):
         self._out: list[bytes | bytearray | memoryview] = []
         self._out_bytes = 0
         self._flush_pending = False
-        self._in = bytearray()
+        # What was read and not yet cut into messages is _in[_in_start:_in_end]. The buffer is never resized
+        # (views of it are out while a message is served): a message longer than the room gets a new one.
+        self._in = bytearray(_READ_ROOM)
+        self._in_view = memoryview(self._in)
+        self._in_start = 0
+        self._in_end = 0
         self._broken = False
         self.closed: asyncio.Future[None] = self._loop.create_future()
 
@@ -151,15 +166,35 @@ class RelayChannel(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if len(self._in) - self._in_end < _MIN_READ:
+            self._make_room(_READ_ROOM)
+        return self._in_view[self._in_end:]
+
+    def _make_room(self, room: int) -> None:
+        """Move what is not yet cut to the start of the buffer, with ``room`` bytes free behind it (in a new,
+        larger buffer when this one is too small: views of the old one may still be held by a caller)."""
+        start, end = self._in_start, self._in_end
+        pending = end - start
+        if pending + room > len(self._in):
+            grown = bytearray(max(2 * len(self._in), pending + room))
+            grown[:pending] = self._in_view[start:end]
+            self._in = grown
+            self._in_view = memoryview(grown)
+        elif start:
+            self._in_view[:pending] = self._in_view[start:end]
+        self._in_start, self._in_end = 0, pending
+
+    def buffer_updated(self, nbytes: int) -> None:
         if self._broken:
             return
+        self._in_end += nbytes
         buffer = self._in
-        buffer += data
+        view = self._in_view
         unpack_from = _HEAD.unpack_from
         on_data = self.on_data
-        position = 0
-        available = len(buffer)
+        position = self._in_start
+        available = self._in_end
         while available - position >= _HEAD_SIZE:
             kind, conn, length = unpack_from(buffer, position)
             start = position + _HEAD_SIZE
@@ -168,19 +203,29 @@ class RelayChannel(asyncio.Protocol):
                 self._break(f"a message of {length} bytes (kind {kind})")
                 return
             if end > available:
+                if end > len(buffer):  # the rest of the message does not fit: room for it and a read after it
+                    self._in_start = position
+                    self._make_room(end - available + _READ_ROOM)
+                    return
                 break
             if kind == _DATA:
                 on_data(conn, buffer[start:end])
+            elif kind == _PLACE:
+                self.on_placement(Relay.PLACE, view[start:end])
+            elif kind == _PLACED:
+                self.on_placement(Relay.PLACED, view[start:end])
             else:
                 try:
                     relay = Relay(kind)
                 except ValueError:
                     self._break(f"a message of unknown kind {kind}")
                     return
-                self.on_control(relay, conn, bytes(buffer[start:end]))
+                self.on_control(relay, conn, bytes(view[start:end]))
             position = end
-        if position:
-            del buffer[:position]
+        if position == available:
+            self._in_start = self._in_end = 0
+        else:
+            self._in_start = position
 
     def _break(self, what: str) -> None:
         self._broken = True
@@ -195,6 +240,11 @@ class RelayChannel(asyncio.Protocol):
 
     def on_data(self, conn: int, payload: bytearray) -> None:
         """Bytes of client connection ``conn`` (:attr:`Relay.DATA`, the one message of the hot path)."""
+        raise NotImplementedError
+
+    def on_placement(self, kind: Relay, payload: memoryview) -> None:
+        """A :attr:`Relay.PLACE` or :attr:`Relay.PLACED` message. ``payload`` is a view of the channel's read
+        buffer, valid only during the call: read it there, copy what must outlive it."""
         raise NotImplementedError
 
     def on_control(self, kind: Relay, conn: int, payload: bytes) -> None:

@@ -34,6 +34,7 @@ from rocketmq_py.store.message_store import MessageStore
 from rocketmq_py.store.reads import MessageFilter, TagCodeFilter, record_properties
 from rocketmq_py.store.results import (
     AppendMessageResult,
+    Arrival,
     GetMessageResult,
     GetMessageStatus,
     PutMessageResult,
@@ -52,6 +53,7 @@ __all__ = [
     "SYNC_MASTER",
     "TOPIC_GROUP_SEPARATOR",
     "AppendMessageResult",
+    "Arrival",
     "ConsumerOffsetTable",
     "DelayOffsetTable",
     "GetMessageResult",

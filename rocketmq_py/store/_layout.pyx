@@ -8,6 +8,8 @@ access is bounds-checked through ``span_at`` from ``_layout.pxd``.
 """
 import os
 
+cimport cython
+
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
@@ -60,6 +62,9 @@ cdef enum:
     C_BORN_HOST_AT = 48
 
 
+# Its fields are numbers and strings, so it can be in no reference cycle: untracked by the cyclic GC, the
+# thousands a large put holds at once do not set off collections that walk them all (see _write_path).
+@cython.no_gc
 cdef class RecordInfo:
     """What ``check_record`` learned about the record at a position (see ``_layout_py.RecordInfo``)."""
 

@@ -10,6 +10,8 @@ named by its index.
 import logging
 import threading
 
+cimport cython
+
 from libc.stdint cimport int32_t, int64_t, uint32_t
 
 from rocketmq_py.store._layout cimport (
@@ -55,6 +57,7 @@ cdef inline bint _enqueued(int32_t sys_flag) noexcept:
     return kind == NOT_TYPE or kind == COMMIT_TYPE
 
 
+@cython.no_gc  # a status and two lists of numbers: in no reference cycle (see _layout.RecordInfo)
 cdef class PutRecordsResult:
     """What became of a buffer of records (see ``_write_path_py.PutRecordsResult``)."""
 

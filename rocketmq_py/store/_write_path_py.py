@@ -35,7 +35,7 @@ from rocketmq_py.common.sysflag import (
     TRANSACTION_ROLLBACK_TYPE,
     TRANSACTION_TYPE_MASK,
 )
-from rocketmq_py.store.results import PutMessageStatus
+from rocketmq_py.store.results import Arrival, PutMessageStatus
 
 if TYPE_CHECKING:
     from rocketmq_py.store.consume_queue import ConsumeQueue
@@ -49,9 +49,6 @@ _log = logging.getLogger("rocketmq_py.store.write_path")
 _UNIT = layout.CQ_UNIT_SIZE
 _ENQUEUED = (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE)
 
-#: What a listener is told of each record: ``(topic, queue_id, next_queue_offset, tags_code, store_timestamp,
-#: properties)`` (see ``message_store.ArrivalListener``).
-Arrival = tuple[str, int, int, int, int, str]
 
 
 class PutRecordsResult:
@@ -96,7 +93,7 @@ class StoreWriter:
 
     # --- put ---------------------------------------------------------------------------------------
 
-    def put(self, records: bytes | bytearray) -> PutRecordsResult:
+    def put(self, records: bytes | bytearray | memoryview) -> PutRecordsResult:
         """Place the complete CommitLog records of ``records`` and dispatch them; PUT_OK, or a refusal
         (MESSAGE_ILLEGAL) with nothing written. A full disk raises :class:`StoreDiskFullError`, also with
         nothing written."""
@@ -142,7 +139,7 @@ class StoreWriter:
                 return False
         return True
 
-    def _place(self, records: bytes | bytearray, infos: list[layout.RecordInfo]) -> PutRecordsResult:
+    def _place(self, records: bytes | bytearray | memoryview, infos: list[layout.RecordInfo]) -> PutRecordsResult:
         """Copy the records into the CommitLog with their offsets and one store time (the caller holds the
         write lock and has made the files)."""
         commit_log = self._commit_log
@@ -176,7 +173,7 @@ class StoreWriter:
         return PutRecordsResult(PutMessageStatus.PUT_OK, physical_offsets, queue_offsets, store_timestamp,
                                 len(records))
 
-    def _append(self, records: bytes | bytearray, queue_offsets: list[int],
+    def _append(self, records: bytes | bytearray | memoryview, queue_offsets: list[int],
                 store_timestamp: int) -> tuple[MappedFile, int]:
         """Write the records at the end of the last CommitLog file, or of the next when they do not fit (the
         last is then closed with the end marker): ``(that file, the physical offset of the first record)``."""

@@ -51,7 +51,13 @@ from rocketmq_py.store.message import StoreMessage, StoreMessageBatch, pack_host
 from rocketmq_py.store.reads import StoreReads
 from rocketmq_py.store.replicated_log import ReplicatedCommitLog, outcome
 from rocketmq_py.store.schedule import ScheduleMessageService
-from rocketmq_py.store.results import AppendMessageResult, AppendMessageStatus, PutMessageResult, PutMessageStatus
+from rocketmq_py.store.results import (
+    AppendMessageResult,
+    AppendMessageStatus,
+    Arrival,
+    PutMessageResult,
+    PutMessageStatus,
+)
 from rocketmq_py.store.write_path import PutRecordsResult, StoreWriter
 
 if TYPE_CHECKING:
@@ -60,16 +66,15 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
-#: ``listener(topic, queue_id, next_queue_offset, tags_code, store_timestamp, properties_text)``
-ArrivalListener = Callable[[str, int, int, int, int, str], None]
+#: ``listener(arrivals)``: the messages of one put, in CommitLog order (see :data:`Arrival`).
+ArrivalListener = Callable[[list[Arrival]], None]
 
 
-def _call_listener(listener: ArrivalListener, arrivals: list[tuple[Any, ...]]) -> None:
-    for args in arrivals:
-        try:
-            listener(*args)
-        except Exception:
-            _log.exception("message arrival listener %r failed", listener)
+def _call_listener(listener: ArrivalListener, arrivals: list[Arrival]) -> None:
+    try:
+        listener(arrivals)
+    except Exception:
+        _log.exception("message arrival listener %r failed", listener)
 
 
 class MessageStore(StoreReads):
@@ -400,7 +405,7 @@ class MessageStore(StoreReads):
         except StoreDiskFullError as error:
             return PutRecordsResult(self._refuse_disk_full(error)), None
 
-    def append_records(self, records: bytes | bytearray) -> PutRecordsResult:
+    def append_records(self, records: bytes | bytearray | memoryview) -> PutRecordsResult:
         """Store CommitLog records built elsewhere (without waiting for a flush); see :meth:`put_records`."""
         # The broker's fast send path calls this for every message: no more Python calls than it needs.
         refused = self._store_refusal()
@@ -418,7 +423,8 @@ class MessageStore(StoreReads):
             self.wake_flush()
         return put
 
-    async def put_records(self, records: bytes | bytearray, wait_store_msg_ok: bool = True) -> PutRecordsResult:
+    async def put_records(self, records: bytes | bytearray | memoryview,
+                          wait_store_msg_ok: bool = True) -> PutRecordsResult:
         """Store complete CommitLog records built elsewhere, of any topics and queues, and tell where each went.
 
         ``records`` are back to back as ``encode_record`` / ``encode_batch`` make them: the store reads each
@@ -618,9 +624,10 @@ class MessageStore(StoreReads):
         if mapped is not None:
             mapped.store_timestamp = info.store_timestamp
 
-    def tell_arrivals(self, arrivals: list[tuple[Any, ...]]) -> None:
-        """Give every arrival listener the arguments of each message of one put (see :data:`ArrivalListener`)."""
-        # One hop or one call per listener for the whole put (a batch holds many messages), not one per message.
+    def tell_arrivals(self, arrivals: list[Arrival]) -> None:
+        """Tell every arrival listener the messages of one put (see :data:`ArrivalListener`)."""
+        # One hop and one call per listener for the whole put (a front's PLACE holds thousands of messages),
+        # not one per message: a listener looks at the messages only when something waits for them.
         # The thread id tells the loop's own thread (asyncio.get_running_loop makes a getpid call each time).
         for listener, loop, loop_thread in self.arrival_listeners:
             if loop is not None and threading.get_ident() != loop_thread:
@@ -632,7 +639,7 @@ class MessageStore(StoreReads):
                 _call_listener(listener, arrivals)
 
     def add_arrival_listener(self, listener: ArrivalListener) -> None:
-        """Call ``listener`` after every message appended (long polling wakes suspended pulls with it).
+        """Call ``listener`` after every put with its messages (long polling wakes suspended pulls with it).
 
         Registered while an event loop runs, the listener is always called on
         that loop's thread, also for messages put by the store's own threads

@@ -9,6 +9,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+#: One stored message as the store's arrival listeners are told of it: ``(topic, queue_id, next_queue_offset,
+#: tags_code, store_timestamp, properties_text)`` (``MessageStore.add_arrival_listener``).
+Arrival = tuple[str, int, int, int, int, str]
+
 
 class PutMessageStatus(enum.Enum):
     PUT_OK = enum.auto()

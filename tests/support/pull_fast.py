@@ -125,7 +125,7 @@ async def run_pulls(root: Path, sends: list[bytes], pulls: list[bytes], *, fast:
     broker = BrokerController(config, store_config)
     broker.store.load()
     broker.store.start()
-    broker.store.add_arrival_listener(broker.hold_service.on_arrival)
+    broker.store.add_arrival_listener(broker.hold_service.on_arrivals)
     try:
         for topic_config in TOPICS:
             broker.topics.update(topic_config)

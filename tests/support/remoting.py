@@ -119,3 +119,16 @@ async def remoting_client_fixture() -> AsyncIterator[RemotingClient]:
     client = RemotingClient()
     yield client
     await client.shutdown()
+
+
+def feed(protocol: asyncio.BufferedProtocol, data: bytes, read_size: int | None = None) -> None:
+    """Give a buffered protocol ``data`` as its transport would: into the room it offers, ``read_size`` bytes
+    a read at most (all the room by default)."""
+    view = memoryview(data)
+    while view:
+        room = memoryview(protocol.get_buffer(-1))
+        assert len(room) > 0, "get_buffer offered no room"
+        taken = min(len(room), len(view), read_size or len(view))
+        room[:taken] = view[:taken]
+        view = view[taken:]
+        protocol.buffer_updated(taken)

@@ -134,9 +134,9 @@ async def run_broker(root: Path, frames: list[bytes], *, fast: bool, seed: int, 
     # does not run (tests/test_store_schedule.py holds it).
     broker.store.schedule_service = None
     broker.store.start()
-    broker.store.add_arrival_listener(broker.hold_service.on_arrival)
+    broker.store.add_arrival_listener(broker.hold_service.on_arrivals)
     arrivals: list[tuple[object, ...]] = []
-    broker.store.add_arrival_listener(lambda *arrival: arrivals.append(arrival))
+    broker.store.add_arrival_listener(arrivals.extend)
     try:
         for topic_config in topics:
             broker.topics.update(topic_config)

@@ -16,7 +16,7 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketmq_py.store.ha.connection import HAConnection
-from rocketmq_py.store.results import PutMessageResult, PutMessageStatus
+from rocketmq_py.store.results import Arrival, PutMessageResult, PutMessageStatus
 
 if TYPE_CHECKING:
     from rocketmq_py.store.message_store import MessageStore
@@ -46,7 +46,7 @@ class HAService:
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._accept, self.host, self.port, reuse_address=True)
         self.port = self._server.sockets[0].getsockname()[1]
-        self.store.add_arrival_listener(self._on_message_arrived)
+        self.store.add_arrival_listener(self._on_messages_arrived)
         _log.info("HA service listening for slaves on %s:%d", self.host, self.port)
 
     async def shutdown(self) -> None:
@@ -78,7 +78,7 @@ class HAService:
             if handler is not None:
                 self._handlers.discard(handler)
 
-    def _on_message_arrived(self, *_args: object) -> None:
+    def _on_messages_arrived(self, _arrivals: list[Arrival]) -> None:
         for connection in self.connections:
             connection.data_arrived.set()
 
