@@ -90,7 +90,7 @@ class ReplicatedCommitLog(CommitLog, abc.ABC):
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
 
-    def place(self, records: bytes | bytearray) -> tuple[PutRecordsResult, asyncio.Future[None] | None]:
+    def place(self, records: bytes | bytearray | memoryview) -> tuple[PutRecordsResult, asyncio.Future[None] | None]:
         """Place complete CommitLog records as the log's next entries: their queue offsets from the leader's
         table, one store time, one entry each. The result has PUT_OK and the records' offsets, or the refusal
         with nothing written; the future is done once a majority holds the entries (None when refused)."""
@@ -140,7 +140,7 @@ class ReplicatedCommitLog(CommitLog, abc.ABC):
         return PutRecordsResult(PutMessageStatus.PUT_OK, physical_offsets, queue_offsets, store_timestamp,
                                 len(records)), replicated
 
-    def _place_from_thread(self, loop: asyncio.AbstractEventLoop, records: bytes | bytearray
+    def _place_from_thread(self, loop: asyncio.AbstractEventLoop, records: bytes | bytearray | memoryview
                            ) -> tuple[PutRecordsResult, asyncio.Future[None] | None]:
         done: concurrent.futures.Future[tuple[PutRecordsResult, asyncio.Future[None] | None]] = \
             concurrent.futures.Future()
@@ -182,7 +182,7 @@ def _retrieve(future: asyncio.Future[None]) -> None:
         future.exception()
 
 
-def _read_records(records: bytes | bytearray) -> list[layout.RecordInfo] | None:
+def _read_records(records: bytes | bytearray | memoryview) -> list[layout.RecordInfo] | None:
     """Each record of the buffer read as the write path reads it; None when one does not read."""
     infos = []
     position = 0
