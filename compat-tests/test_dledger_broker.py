@@ -21,7 +21,9 @@ import pytest
 
 from harness.admin_text import table
 from harness.dledger_brokers import BROKER_NAME, DLedgerBrokerGroup
+from harness.keyed_sends import KeyedSends
 from harness.peers import mqadmin, run_peer, start_peer
+from harness.phases import Phases
 from rocketmq_py import Message, Producer
 
 PER_PRODUCER = 5000
@@ -38,30 +40,37 @@ def _files_equal(group: DLedgerBrokerGroup) -> bool:
                          ids=["two-java-one-ours", "one-java-two-ours"])
 def test_a_mixed_group_elects_a_master_and_every_member_stores_every_message_alike(java_namesrv, tmp_path, kinds):
     members = dict(zip(("n0", "n1", "n2"), kinds))
+    phases = Phases()
     with DLedgerBrokerGroup(java_namesrv.addr, tmp_path, members) as group:
         began = time.monotonic()
-        group.start()
-        master, seconds = group.wait_for_master()
+        with phases("start members"):
+            group.start()
+        with phases("master"):
+            master, seconds = group.wait_for_master()
         leader = group.member_at(master)
         print(f"\n{members}: master {leader} ({members[leader]}) registered as brokerId 0 "
               f"{time.monotonic() - began:.1f} s after the members were started ({seconds:.1f} s after all were up)")
         topic = f"DLedger{uuid.uuid4().hex[:8]}"
-        sent = run_peer("produce-bulk", namesrv=java_namesrv.addr, topic=topic, count=PER_PRODUCER, body_size=100,
-                        batch=BATCH, timeout=DEADLINE_S)
+        with phases("Java sends"):
+            sent = run_peer("produce-bulk", namesrv=java_namesrv.addr, topic=topic, count=PER_PRODUCER,
+                            body_size=100, batch=BATCH, timeout=DEADLINE_S)
         assert sent[-1]["sent"] == PER_PRODUCER
-        producer = Producer(f"dledger_py_{uuid.uuid4().hex[:6]}", namesrv_addr=java_namesrv.addr)
-        producer.start()
-        try:
-            for start in range(0, PER_PRODUCER, BATCH):
-                producer.send([Message(topic, f"py-{i:05d}".encode()) for i in range(start, start + BATCH)])
-        finally:
-            producer.shutdown()
+        with phases("our sends"):
+            producer = Producer(f"dledger_py_{uuid.uuid4().hex[:6]}", namesrv_addr=java_namesrv.addr)
+            producer.start()
+            try:
+                for start in range(0, PER_PRODUCER, BATCH):
+                    producer.send([Message(topic, f"py-{i:05d}".encode()) for i in range(start, start + BATCH)])
+            finally:
+                producer.shutdown()
         total = 2 * PER_PRODUCER
         # A send answered with an error (no majority within 2.5 s, on a loaded machine) may be stored as well as
         # its retry: the consumer reads all the master holds, and the duplicates are counted.
         stored = group.stored(topic)
-        consumed = run_peer("consume", namesrv=java_namesrv.addr, topic=topic, group=f"dledger_cg_{uuid.uuid4().hex[:6]}",
-                            count=stored, timeout_ms=int(DEADLINE_S * 1000), timeout=DEADLINE_S + 60)
+        with phases("consume"):
+            consumed = run_peer("consume", namesrv=java_namesrv.addr, topic=topic,
+                                group=f"dledger_cg_{uuid.uuid4().hex[:6]}", count=stored,
+                                timeout_ms=int(DEADLINE_S * 1000), timeout=DEADLINE_S + 60)
         done = consumed[-1]
         offsets = {(line["queueId"], line["queueOffset"]) for line in consumed[:-1]}
         python_bodies = [line["bodyBase64"] for line in consumed[:-1] if line["bodyBase64"].startswith("cHkt")]
@@ -74,65 +83,111 @@ def test_a_mixed_group_elects_a_master_and_every_member_stores_every_message_ali
         registered = group.registered()
         assert sorted(registered) == [0] + sorted(int(m[1:]) + 1 for m in members if m != leader), registered
         # mqadmin clusterList shows the roles: the master as BID 0, each follower as its number + 1.
-        printed = [row for row in table(mqadmin("clusterList", namesrv=java_namesrv.addr)) if row[1] == BROKER_NAME]
+        with phases("mqadmin"):
+            printed = [row for row in table(mqadmin("clusterList", namesrv=java_namesrv.addr))
+                       if row[1] == BROKER_NAME]
         assert sorted((int(row[2]), row[3]) for row in printed) == sorted(registered.items()), printed
-        give_up = time.monotonic() + DEADLINE_S
-        while not _files_equal(group):
-            assert time.monotonic() < give_up, {m: group.data_digests(m) for m in members}
-            time.sleep(0.5)
+        with phases("files equal"):
+            give_up = time.monotonic() + DEADLINE_S
+            while not _files_equal(group):
+                assert time.monotonic() < give_up, {m: group.data_digests(m) for m in members}
+                time.sleep(0.5)
         print(f"data files of {list(members)} byte-equal: {len(group.data_digests('n0'))} files")
+        with phases("stop members"):
+            group.stop()
+    print(phases)
 
 
 FAILOVER_SENDS = 2000
 KILL_AFTER = 400
+#: The Java producer's and ours: they learn the new master at their next route refresh.
+POLL_NAME_SERVER_MS = 1000
+#: Our producer's acknowledged sends before the kill, and after it, at least.
+PY_SENDS_AROUND_KILL = 100
 
 
 @pytest.mark.parametrize("kinds, victim", [(("java", "java", "python"), "n2"), (("java", "python", "python"), "n0")],
                          ids=["ours-killed", "java-killed"])
 def test_kill_9_of_the_leader_under_sends_loses_nothing_acknowledged(java_namesrv, tmp_path, kinds, victim):
     members = dict(zip(("n0", "n1", "n2"), kinds))
+    phases = Phases()
     with DLedgerBrokerGroup(java_namesrv.addr, tmp_path, members, preferredLeaderId=victim) as group:
-        group.start()
-        master, seconds = group.wait_for_master(member=victim)
+        with phases("start members"):
+            group.start()
+        with phases("preferred master"):
+            master, seconds = group.wait_for_master(member=victim)
         print(f"\n{members}: the preferred {victim} ({members[victim]}) is master after {seconds:.1f} s")
         topic = f"DLedgerFail{uuid.uuid4().hex[:8]}"
-        # The Java producer learns the new master at its next route refresh (every 30 s): until then each attempt
-        # fails at once against the dead master, so it may take many.
-        producer = start_peer("produce-busy", namesrv=java_namesrv.addr, topic=topic, count=FAILOVER_SENDS,
-                              keys="k-", body_size=64, timeout_ms=3000, max_attempts=1_000_000,
-                              stderr=open(tmp_path / "producer.err", "w"))
-        acked: set[str] = set()
-        failed = 0
-        killed_at = None
-        assert producer.stdout is not None
-        for raw in producer.stdout:
-            line = json.loads(raw)
-            assert "error" not in line, f"{line}: {(tmp_path / 'producer.err').read_text()[-2000:]}"
-            if line.get("done"):
-                break
-            if "failed" in line:
-                failed += 1
-                continue
-            acked.add(line["key"])
-            if len(acked) == KILL_AFTER and killed_at is None:
-                group.members[victim].kill()
-                killed_at = time.monotonic()
-                new_master, seconds = group.wait_for_master(other_than=master)
-                print(f"kill -9 of {victim}: {group.member_at(new_master)} ({members[group.member_at(new_master)]}) "
-                      f"registered as brokerId 0 after {seconds:.1f} s")
-            elif killed_at is not None and len(acked) == KILL_AFTER + 1:
-                print(f"the sends resumed {time.monotonic() - killed_at:.1f} s after the kill")
-        assert producer.wait(timeout=DEADLINE_S) == 0
-        # A failed attempt may be stored too (committed under the next leader): the consumer takes up to all of
-        # them, and ends at its timeout when fewer were stored.
-        consumed = run_peer("consume", namesrv=java_namesrv.addr, topic=topic, group=f"dledger_cg_{uuid.uuid4().hex[:6]}",
-                            count=len(acked) + failed, timeout_ms=30_000, timeout=DEADLINE_S)
+        # Our producer sends all along, from before the kill to after it, with the same object throughout.
+        ours = Producer(f"dledger_py_{uuid.uuid4().hex[:6]}", namesrv_addr=java_namesrv.addr,
+                        poll_name_server_interval=POLL_NAME_SERVER_MS)
+        ours.start()
+        py_sends = KeyedSends(ours, topic, "py-")
+        producer = None
+        try:
+            py_sends.start()
+            py_sends.wait_acked(PY_SENDS_AROUND_KILL)
+            # A failed attempt (the dead master, until the producer's next route refresh) is sent again.
+            producer = start_peer("produce-busy", namesrv=java_namesrv.addr, topic=topic, count=FAILOVER_SENDS,
+                                  keys="k-", body_size=64, timeout_ms=3000, max_attempts=1_000_000,
+                                  poll_ns_ms=POLL_NAME_SERVER_MS, stderr=open(tmp_path / "producer.err", "w"))
+            acked: set[str] = set()
+            failed = 0
+            killed_at = None
+            py_before_kill = 0
+            assert producer.stdout is not None
+            with phases("sends"):
+                for raw in producer.stdout:
+                    line = json.loads(raw)
+                    assert "error" not in line, f"{line}: {(tmp_path / 'producer.err').read_text()[-2000:]}"
+                    if line.get("done"):
+                        break
+                    if "failed" in line:
+                        failed += 1
+                        continue
+                    acked.add(line["key"])
+                    if len(acked) == KILL_AFTER and killed_at is None:
+                        py_before_kill = py_sends.acked_count()
+                        group.members[victim].kill()
+                        killed_at = time.monotonic()
+                        new_master, seconds = group.wait_for_master(other_than=master)
+                        print(f"kill -9 of {victim}: {group.member_at(new_master)} "
+                              f"({members[group.member_at(new_master)]}) registered as brokerId 0 after {seconds:.1f} s")
+                    elif killed_at is not None and len(acked) == KILL_AFTER + 1:
+                        print(f"the Java producer's sends resumed {time.monotonic() - killed_at:.1f} s after the kill")
+                assert producer.wait(timeout=DEADLINE_S) == 0
+                py_sends.wait_acked(py_before_kill + PY_SENDS_AROUND_KILL)
+        finally:
+            if producer is not None and producer.poll() is None:
+                producer.kill()
+            py_sends.stop()
+            ours.shutdown()
+        # A failed attempt may be stored too (committed under the next leader): the consumer reads all the master
+        # holds, and the duplicates are counted.
+        stored = group.stored(topic)
+        with phases("consume"):
+            consumed = run_peer("consume", namesrv=java_namesrv.addr, topic=topic,
+                                group=f"dledger_cg_{uuid.uuid4().hex[:6]}", count=stored,
+                                timeout_ms=int(DEADLINE_S * 1000), timeout=DEADLINE_S + 60)
         keys = [line["keys"] for line in consumed[:-1]]
-        print(f"acknowledged {len(acked)} of {FAILOVER_SENDS} ({failed} failed attempts retried); consumed "
-              f"{len(keys)}, {len(keys) - len(set(keys))} duplicates")
+        java_keys = [key for key in keys if key.startswith("k-")]
+        py_keys = [key for key in keys if key.startswith("py-")]
+        py_acked = set(py_sends.acked)
+        print(f"Java producer: acknowledged {len(acked)} of {FAILOVER_SENDS} ({failed} failed attempts retried); "
+              f"consumed {len(java_keys)}, {len(java_keys) - len(set(java_keys))} duplicates")
+        print(f"our producer: acknowledged {len(py_acked)} ({py_before_kill} before the kill; failed attempts "
+              f"retried: {dict(py_sends.failures)}); consumed {len(py_keys)}, "
+              f"{len(py_keys) - len(set(py_keys))} duplicates")
+        assert consumed[-1]["count"] == stored == len(keys) and not consumed[-1]["timedOut"], consumed[-1]
         assert len(acked) == FAILOVER_SENDS
-        assert acked <= set(keys), f"acknowledged but not consumed: {sorted(acked - set(keys))[:20]}"
+        assert acked <= set(java_keys), f"acknowledged but not consumed: {sorted(acked - set(java_keys))[:20]}"
+        assert py_acked <= set(py_keys), f"acknowledged but not consumed: {sorted(py_acked - set(py_keys))[:20]}"
+        assert len(py_acked) >= py_before_kill + PY_SENDS_AROUND_KILL
         # The killed member comes back, catches up and, as the preferred leader, takes leadership back.
-        group.members[victim].restart()
-        group.wait_for_master(member=victim)
+        with phases("restart, master again"):
+            group.members[victim].restart()
+            group.wait_for_master(member=victim)
         print(f"{victim} ({members[victim]}) restarted and is master again (preferredLeaderId)")
+        with phases("stop members"):
+            group.stop()
+    print(phases)
