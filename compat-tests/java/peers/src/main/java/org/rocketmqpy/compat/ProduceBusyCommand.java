@@ -12,13 +12,15 @@ import org.apache.rocketmq.common.message.Message;
 
 /**
  * {@code produce-busy --namesrv ADDR --topic T --count N [--keys PREFIX] [--body-size BYTES] [--group G]
- * [--timeout-ms MS] [--retries R] [--latency-fault] [--max-attempts A]}
+ * [--timeout-ms MS] [--retries R] [--latency-fault] [--max-attempts A] [--poll-ns-ms MS]}
  *
  * <p>Synchronous sends as an application that must not lose a message writes them: a send that threw
  * is sent again (the same message, the same key "PREFIX{i}") until it returns SEND_OK, at most
  * --max-attempts times. A broker's SYSTEM_BUSY reaches the application as MQBrokerException(2), since
  * 2 is not among DefaultMQProducer's retryResponseCodes. --retries is the producer's own
- * retryTimesWhenSendFailed (default 0: every failed attempt is seen, and counted, here).
+ * retryTimesWhenSendFailed (default 0: every failed attempt is seen, and counted, here). {@code --poll-ns-ms}
+ * sets its pollNameServerInterval (30 s by default), so that a failover test need not wait that long for the
+ * producer to learn the new master.
  *
  * <p>Lines: one per acknowledged key {@code {"key","brokerName","queueId","queueOffset","msgId","attempts"}},
  * one per attempt that threw {@code {"key","failed":"<class>","code","brokerAddr","remark"}} (code and
@@ -39,6 +41,9 @@ final class ProduceBusyCommand {
         producer.setSendMsgTimeout(a.getInt("timeout-ms", 10000));
         producer.setRetryTimesWhenSendFailed(a.getInt("retries", 0));
         producer.setSendLatencyFaultEnable(a.has("latency-fault"));
+        if (a.has("poll-ns-ms")) {
+            producer.setPollNameServerInterval(a.getInt("poll-ns-ms", 30000));
+        }
         Map<String, Integer> failures = new TreeMap<>();
         int acked = 0;
         producer.start();
