@@ -67,8 +67,8 @@ ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "compatibility tests against Java Ro
 ROCKETMQ_PY_BROKER_WORKERS=2 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest \
   "compatibility tests again, our broker with two front processes" \
   compat-tests/test_broker_java_clients.py compat-tests/test_broker_crash.py compat-tests/test_broker_store_move.py \
-  compat-tests/test_broker_bad_input.py compat-tests/test_tls.py compat-tests/test_broker_acl_matrix.py -q -p no:cacheprovider -rs \
-  -m "not docker"
+  compat-tests/test_broker_bad_input.py compat-tests/test_tls.py compat-tests/test_broker_acl_matrix.py \
+  -q -p no:cacheprovider -rs -m "not docker"
 # The Go, C++ and Node clients' tests against our broker (their [java] cases do not use it).
 ROCKETMQ_PY_BROKER_WORKERS=2 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest \
   "the Go, C++ and Node clients again, our broker with two front processes" \
