@@ -24,7 +24,54 @@ DEADLINE_S = 120.0
 RECHECK_S = 0.2
 
 
-class DLedgerGroup:
+class WatchedPeers:
+    """What the DLedger test groups share: a change notice to wait on (``_notice`` on any member's role change
+    or commit), and the peers' network, which a test can cut (``isolate``) and join again (``heal``)."""
+
+    def __init__(self) -> None:
+        self._changed = asyncio.Event()
+        self._isolated: set[str] = set()
+
+    def describe(self) -> object:
+        """The members' state, for a failed wait's message."""
+        raise NotImplementedError
+
+    # --- the network -------------------------------------------------------------------------
+
+    def _link_from(self, member_id: str) -> Callable[[str], bool]:
+        def reachable(other: str) -> bool:
+            return member_id not in self._isolated and other not in self._isolated
+        return reachable
+
+    def isolate(self, member_id: str) -> None:
+        """Cut the member's peer port off from the others both ways (requests dropped as lost packets)."""
+        self._isolated.add(member_id)
+
+    def heal(self) -> None:
+        self._isolated.clear()
+        self._notice()
+
+    # --- waits -------------------------------------------------------------------------------
+
+    def _notice(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def wait_for(self, what: str, condition: Callable[[], bool], deadline_s: float = DEADLINE_S) -> None:
+        """Wait until ``condition()`` holds; fail naming ``what`` (and the members' state) after the deadline."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + deadline_s
+        while not condition():
+            if loop.time() > give_up:
+                raise AssertionError(f"{what} did not happen within {deadline_s} s: {self.describe()}")
+            changed = self._changed
+            try:
+                await asyncio.wait_for(changed.wait(), RECHECK_S)
+            except asyncio.TimeoutError:
+                pass
+
+
+class DLedgerGroup(WatchedPeers):
     def __init__(self, root: Path, size: int = 3, group: str = "g", **settings: object) -> None:
         self.root = root
         self.group = group
@@ -32,9 +79,8 @@ class DLedgerGroup:
         self.peers = ";".join(f"{member}-127.0.0.1:{free_port()}" for member in self.ids)
         self.settings = {"mapped_file_size_for_entry_data": DATA_FILE_SIZE,
                          "mapped_file_size_for_entry_index": INDEX_FILE_SIZE, **settings}
+        super().__init__()
         self.members: dict[str, DLedgerServer] = {}
-        self._changed = asyncio.Event()
-        self._isolated: set[str] = set()
 
     def config(self, member_id: str, **settings: object) -> DLedgerConfig:
         return DLedgerConfig(group=self.group, self_id=member_id, peers=self.peers, store_base_dir=str(self.root),
@@ -65,38 +111,8 @@ class DLedgerGroup:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop_all()
 
-    # --- the network -------------------------------------------------------------------------
-
-    def _link_from(self, member_id: str) -> Callable[[str], bool]:
-        def reachable(other: str) -> bool:
-            return member_id not in self._isolated and other not in self._isolated
-        return reachable
-
-    def isolate(self, member_id: str) -> None:
-        self._isolated.add(member_id)
-
-    def heal(self) -> None:
-        self._isolated.clear()
-        self._notice()
-
-    # --- waits -------------------------------------------------------------------------------
-
-    def _notice(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
-
-    async def wait_for(self, what: str, condition: Callable[[], bool], deadline_s: float = DEADLINE_S) -> None:
-        """Wait until ``condition()`` holds; fail naming ``what`` (and the members' state) after the deadline."""
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + deadline_s
-        while not condition():
-            if loop.time() > give_up:
-                raise AssertionError(f"{what} did not happen within {deadline_s} s: {list(self.members.values())}")
-            changed = self._changed
-            try:
-                await asyncio.wait_for(changed.wait(), RECHECK_S)
-            except asyncio.TimeoutError:
-                pass
+    def describe(self) -> object:
+        return list(self.members.values())
 
     def leaders(self) -> list[DLedgerServer]:
         return [s for s in self.members.values() if s.is_leader]

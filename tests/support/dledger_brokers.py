@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Callable
 
 from rocketmq_py import codec
 from rocketmq_py.broker import BrokerConfig, BrokerController
@@ -24,20 +23,18 @@ from rocketmq_py.namesrv import NamesrvConfig, NamesrvController
 from rocketmq_py.remoting import ProcessorTable, RemotingClient, RemotingCommand, create_request
 from rocketmq_py.store import SLAVE, SYNC_MASTER, MessageStoreConfig
 
+from support.dledger import DATA_FILE_SIZE, WatchedPeers
 from support.ports import free_port
 
-#: Small CommitLog (and so DLedger data) files: a few hundred messages fill several and end some with padding.
-DATA_FILE_SIZE = 64 * 1024
-DEADLINE_S = 120.0
-RECHECK_S = 0.2
 #: How often a send answered SYSTEM_BUSY is sent again, as a producer would.
 RESENDS = 5
 BROKER_NAME = "RaftNode00"
 CLUSTER = "RaftCluster"
 
 
-class DLedgerBrokers:
+class DLedgerBrokers(WatchedPeers):
     def __init__(self, root: Path, size: int = 3, **store_options: object) -> None:
+        super().__init__()
         self.root = root
         self.ids = [f"n{i}" for i in range(size)]
         self.peers = ";".join(f"{member}-127.0.0.1:{free_port()}" for member in self.ids)
@@ -46,8 +43,6 @@ class DLedgerBrokers:
                                                        kv_config_path=str(root / "kv.json")))
         self.brokers: dict[str, BrokerController] = {}
         self.client = RemotingClient(ProcessorTable())
-        self._changed = asyncio.Event()
-        self._isolated: set[str] = set()
         #: Bodies sent again after a SYSTEM_BUSY answer: each may be stored twice (see ``send``).
         self.resent: set[bytes] = set()
 
@@ -92,37 +87,6 @@ class DLedgerBrokers:
         broker = self.brokers.pop(member_id)
         await broker.shutdown()
         self._notice()
-
-    # --- the DLedger peers' network ------------------------------------------------------------------
-
-    def _link_from(self, member_id: str) -> Callable[[str], bool]:
-        def reachable(other: str) -> bool:
-            return member_id not in self._isolated and other not in self._isolated
-        return reachable
-
-    def isolate(self, member_id: str) -> None:
-        """Cut the member's peer port off from the others both ways (its broker port still serves)."""
-        self._isolated.add(member_id)
-
-    def heal(self) -> None:
-        self._isolated.clear()
-        self._notice()
-
-    # --- waits -------------------------------------------------------------------------------------
-
-    def _notice(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
-
-    async def wait_for(self, what: str, condition: Callable[[], bool], deadline_s: float = DEADLINE_S) -> None:
-        give_up = time.monotonic() + deadline_s
-        while not condition():
-            if time.monotonic() > give_up:
-                raise AssertionError(f"{what} did not happen within {deadline_s} s: {self.describe()}")
-            try:
-                await asyncio.wait_for(self._changed.wait(), RECHECK_S)
-            except asyncio.TimeoutError:
-                pass
 
     def describe(self) -> list[str]:
         return [f"{m}: {b.store_config.broker_role} id={b.config.broker_id} {b.dledger!r}"
