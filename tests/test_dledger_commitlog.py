@@ -35,6 +35,15 @@ def _assert_stored_once_each(stored: list[bytes], sent: list[bytes], group: DLed
     assert all(times == 1 or (times == 2 and body in group.resent) for body, times in counts.items())
 
 
+def _assert_members_alike(group: DLedgerBrokers, why: str = "") -> dict[str, bytes]:
+    """Every member's DLedger data files and ConsumeQueues are byte-equal; the first member's data files."""
+    files = {m: group.data_files(m) for m in group.ids}
+    assert files["n0"] == files["n1"] == files["n2"], why
+    queues = {m: group.consume_queue_files(m) for m in group.ids}
+    assert queues["n0"] and queues["n0"] == queues["n1"] == queues["n2"]
+    return files["n0"]
+
+
 def _without_resends(stored: list[bytes], group: DLedgerBrokers) -> list[bytes]:
     """``stored`` with the second copy of a body sent again dropped (sent one after another, the copies are
     neighbours: the entry that timed out is committed before the one sent again)."""
@@ -59,15 +68,12 @@ async def test_the_brokers_store_every_acknowledged_message_alike(tmp_path):
         answers = await group.send_all(master, "T", bodies)
         assert [a.code for a in answers] == [ResponseCode.SUCCESS] * len(bodies)
         await group.wait_caught_up()
-        files = {m: group.data_files(m) for m in group.ids}
-        assert len(files["n0"]) > 1, "the messages should fill several data files"
-        assert files["n0"] == files["n1"] == files["n2"]
-        queues = {m: group.consume_queue_files(m) for m in group.ids}
-        assert queues["n0"] and queues["n0"] == queues["n1"] == queues["n2"]
+        data = _assert_members_alike(group)
+        assert len(data) > 1, "the messages should fill several data files"
         # Each message id carries its record's offset: the body of the entry 48 bytes before.
         for answer in answers[:20]:
             offset = _offset_of(answer.ext_fields["msgId"])
-            magic, _size, _index, _term, pos = _entry_at(files["n0"], offset - BODY_OFFSET)
+            magic, _size, _index, _term, pos = _entry_at(data, offset - BODY_OFFSET)
             assert (magic, pos) == (1, offset - BODY_OFFSET)
         messages = await group.pull_all(master, "T")
         _assert_stored_once_each([m.body for m in messages], bodies, group)
@@ -128,10 +134,7 @@ async def test_the_leader_stopped_another_leads_and_nothing_acknowledged_is_lost
         await group.start(old_id)
         await group.wait_caught_up()
         assert group.brokers[old_id].store_config.broker_role == SLAVE
-        files = {m: group.data_files(m) for m in group.ids}
-        assert files["n0"] == files["n1"] == files["n2"]
-        queues = {m: group.consume_queue_files(m) for m in group.ids}
-        assert queues["n0"] == queues["n1"] == queues["n2"]
+        _assert_members_alike(group)
 
 
 async def test_a_delayed_message_comes_due_through_the_master_only(tmp_path):
@@ -169,10 +172,7 @@ async def test_a_cut_off_master_steps_down_and_its_unacknowledged_tail_is_cut_wh
         assert {a.code for a in await group.send_all(new_master, "T", after, chunk=1)} == {ResponseCode.SUCCESS}
         group.heal()
         await group.wait_caught_up()
-        files = {m: group.data_files(m) for m in group.ids}
-        assert files["n0"] == files["n1"] == files["n2"], "the old master's tail was cut to the new master's log"
-        queues = {m: group.consume_queue_files(m) for m in group.ids}
-        assert queues["n0"] == queues["n1"] == queues["n2"]
+        _assert_members_alike(group, "the old master's tail was cut to the new master's log")
         for broker in group.brokers.values():
             stored = [m.body for m in await group.pull_all(broker, "T", queues=1)]
             assert _without_resends(stored, group) == before + after
