@@ -45,6 +45,7 @@ def _mixed_sends(group: DLedgerBrokerGroup, namesrv_addr: str, leader: str, phas
     roles on the name server and in clusterList, every member's data files byte-equal."""
     members = group.kinds
     topic = f"DLedger{uuid.uuid4().hex[:8]}"
+    group.create_topic(topic)
     with phases("Java and our sends"), ThreadPoolExecutor(1) as java_side:
         # The Java producer's JVM starts while ours sends.
         java_sent = java_side.submit(run_peer, "produce-bulk", namesrv=namesrv_addr, topic=topic,
@@ -100,6 +101,7 @@ def _failover(group: DLedgerBrokerGroup, namesrv_addr: str, victim: str, tmp_pat
     members = group.kinds
     master = group.members[victim].addr
     topic = f"DLedgerFail{uuid.uuid4().hex[:8]}"
+    group.create_topic(topic)
     # Our producer sends all along, from before the kill to after it, with the same object throughout.
     ours = Producer(f"dledger_py_{uuid.uuid4().hex[:6]}", namesrv_addr=namesrv_addr,
                     poll_name_server_interval=POLL_NAME_SERVER_MS)

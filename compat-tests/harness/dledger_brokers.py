@@ -16,7 +16,7 @@ from pathlib import Path
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.route import ClusterInfo
 
-from . import wire
+from . import ha, wire
 from .processes import JavaBroker, free_port
 from .py_servers import PythonBroker
 
@@ -114,6 +114,16 @@ class DLedgerBrokerGroup:
             if time.monotonic() - started > deadline_s:
                 raise AssertionError(f"no master of {BROKER_NAME} registered within {deadline_s} s")
             time.sleep(0.1)
+
+    def create_topic(self, topic: str, queues: int = 4) -> None:
+        """Create ``topic`` on the master (``mqadmin updateTopic -b``; a follower refuses, as a slave does, and
+        copies the master's topics every 10 s) and wait for its route. A topic that only a send creates takes
+        TBW102's route, which holds every broker of the name server with auto-creation on: the other brokers of
+        a shared name server would store some of its messages."""
+        master = self.master()
+        assert master is not None, f"no master of {BROKER_NAME} to create {topic} on"
+        ha.create_topic(master, topic, queues)
+        ha.wait_for_route(self.namesrv_addr, topic)
 
     def stored(self, topic: str, queues: int = 4) -> int:
         """How many messages of ``topic`` the master holds (the sum of its queues' max offsets): a send answered
