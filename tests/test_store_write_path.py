@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rocketmq_py import codec
+from rocketmq_py.common.sysflag import TRANSACTION_COMMIT_TYPE, TRANSACTION_NOT_TYPE, TRANSACTION_TYPE_MASK
 from rocketmq_py.store import (
     MessageStore,
     MessageStoreConfig,
@@ -107,6 +108,29 @@ def test_compiled_and_twin_writers_leave_the_same_store(tmp_path_factory, monkey
     finally:
         for store, _ in stores:
             store.shutdown()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(messages, min_size=1, max_size=12).map(b"".join),
+       st.dictionaries(st.tuples(st.sampled_from(TOPICS), st.integers(0, 3)), st.integers(0, 1 << 40), max_size=4))
+def test_both_writers_read_and_number_records_alike(twins, records, table):
+    """The two functions the replicated CommitLog shares with the write path agree between the twins: queue
+    offsets continue each topic-queue's table entry, in record order, runs of one queue or interleaved."""
+    writers = twins("rocketmq_py.store._write_path")
+    numbered = []
+    for module in (writers.twin, writers.compiled):
+        infos = module.read_records(records)
+        assert [(i.topic, i.queue_id, i.size) for i in infos] == \
+            [(i.topic, i.queue_id, i.size) for i in writers.twin.read_records(records)]
+        numbered.append(module.assign_queue_offsets(dict(table), infos))
+    assert numbered[0] == numbered[1]
+    queue_offsets, next_offsets = numbered[0]
+    for key, following in next_offsets.items():
+        taken = [offset for info, offset in zip(writers.twin.read_records(records), queue_offsets)
+                 if (info.topic, info.queue_id) == key
+                 and info.sys_flag & TRANSACTION_TYPE_MASK in (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE)]
+        assert taken == list(range(table.get(key, 0), following))
+    assert writers.twin.read_records(records[:-1]) == [] and writers.compiled.read_records(records[:-1]) == []
 
 
 def test_a_put_of_several_queues_takes_each_queues_next_offsets_with_one_store_time(tmp_path, monkeypatch):

@@ -81,6 +81,49 @@ cdef class PutRecordsResult:
                 f"wrote_bytes={self.wrote_bytes})")
 
 
+cpdef list read_records(records):
+    """Read every record of a buffer of complete CommitLog records (see the twin)."""
+    cdef list infos = []
+    cdef Py_ssize_t position = 0, length = len(records)
+    cdef RecordInfo info
+    while position < length:
+        info = read_record(records, position, length, False)
+        if info.size <= 0:
+            _log.warning("refusing %d bytes of records: the one at byte %d does not read", length, position)
+            return []
+        infos.append(info)
+        position += info.size
+    return infos
+
+
+cpdef tuple assign_queue_offsets(dict table, list infos):
+    """Each record's queue offset and the table's next offsets once they are placed (see the twin)."""
+    cdef RecordInfo info
+    cdef list queue_offsets = []
+    cdef dict next_offsets = {}
+    cdef object topic = None
+    cdef int32_t queue_id = -1
+    cdef int64_t next_offset = 0
+    # A run of records of one queue (a batch) looks its queue up once.
+    for info in infos:
+        if not _enqueued(info.sys_flag):
+            queue_offsets.append(0)
+            continue
+        if info.queue_id != queue_id or info.topic != topic:
+            if topic is not None:
+                next_offsets[(topic, queue_id)] = next_offset
+            topic = info.topic
+            queue_id = info.queue_id
+            key = (topic, queue_id)
+            known = next_offsets.get(key)
+            next_offset = table.get(key, 0) if known is None else known
+        queue_offsets.append(next_offset)
+        next_offset += 1
+    if topic is not None:
+        next_offsets[(topic, queue_id)] = next_offset
+    return queue_offsets, next_offsets
+
+
 cdef PutRecordsResult _refused(status):
     cdef PutRecordsResult result = PutRecordsResult.__new__(PutRecordsResult)
     result.status = status
@@ -130,17 +173,9 @@ cdef class StoreWriter:
 
     def put(self, records):
         """Place the complete CommitLog records of ``records`` and dispatch them (see the twin)."""
-        cdef list infos = []
-        cdef Py_ssize_t position = 0, length = len(records)
-        cdef RecordInfo info
+        cdef Py_ssize_t length = len(records)
+        cdef list infos = read_records(records)
         cdef PutRecordsResult placed
-        while position < length:
-            info = read_record(records, position, length, False)
-            if info.size <= 0:
-                _log.warning("refusing %d bytes of records: the one at byte %d does not read", length, position)
-                return _refused(MESSAGE_ILLEGAL)
-            infos.append(info)
-            position += info.size
         if not infos or length + END_MARKER > self._file_size:
             return _refused(MESSAGE_ILLEGAL)
         with self.lock:
@@ -192,12 +227,10 @@ cdef class StoreWriter:
         """Copy the records into the CommitLog with their offsets and one store time (see the twin)."""
         cdef RecordInfo info
         cdef Py_ssize_t count = len(infos), number, position
-        cdef list queue_offsets = []
+        cdef list queue_offsets
         cdef list physical_offsets = []
-        cdef dict next_offsets = None  # the queues after the first, when the records are of several
-        cdef object topic = None
-        cdef int32_t queue_id = -1
-        cdef int64_t next_offset = 0, store_timestamp = 0, physical = 0  # set under the lock
+        cdef dict next_offsets
+        cdef int64_t store_timestamp = 0, physical = 0  # set under the lock
         cdef PutRecordsResult result
         commit_log = self._commit_log
         cdef dict table = commit_log.topic_queue_table
@@ -205,24 +238,7 @@ cdef class StoreWriter:
             store_timestamp = commit_log.clock()
             commit_log.begin_time_in_lock = store_timestamp
             try:
-                # Each record takes the next offset of its topic-queue; a run of records of one queue (a batch)
-                # looks its queue up once.
-                for info in infos:
-                    if not _enqueued(info.sys_flag):
-                        queue_offsets.append(0)
-                        continue
-                    if info.queue_id != queue_id or info.topic != topic:
-                        if topic is not None:
-                            if next_offsets is None:
-                                next_offsets = {}
-                            next_offsets[(topic, queue_id)] = next_offset
-                        topic = info.topic
-                        queue_id = info.queue_id
-                        key = (topic, queue_id)
-                        known = next_offsets.get(key) if next_offsets is not None else None
-                        next_offset = table.get(key, 0) if known is None else known
-                    queue_offsets.append(next_offset)
-                    next_offset += 1
+                queue_offsets, next_offsets = assign_queue_offsets(table, infos)
                 files = self._log_files.files
                 mapped = files[len(files) - 1] if files else None
                 if mapped is None or <Py_ssize_t>mapped.wrote_position >= self._file_size:
@@ -240,10 +256,7 @@ cdef class StoreWriter:
                         raise AssertionError("records that fit an empty CommitLog file did not fit the next one")
                 mapped.wrote_position = position + length
                 mapped.store_timestamp = store_timestamp
-                if next_offsets is not None:
-                    table.update(next_offsets)
-                if topic is not None:
-                    table[(topic, queue_id)] = next_offset
+                table.update(next_offsets)
             finally:
                 commit_log.begin_time_in_lock = 0
         for number in range(count):

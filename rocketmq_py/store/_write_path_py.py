@@ -97,15 +97,7 @@ class StoreWriter:
         """Place the complete CommitLog records of ``records`` and dispatch them; PUT_OK, or a refusal
         (MESSAGE_ILLEGAL) with nothing written. A full disk raises :class:`StoreDiskFullError`, also with
         nothing written."""
-        infos = []
-        position = 0
-        while position < len(records):
-            info = layout.check_record(records, position, len(records), False)
-            if info.size <= 0:
-                _log.warning("refusing %d bytes of records: the one at byte %d does not read", len(records), position)
-                return PutRecordsResult(PutMessageStatus.MESSAGE_ILLEGAL)
-            infos.append(info)
-            position += info.size
+        infos = read_records(records)
         if not infos or len(records) + layout.END_FILE_MIN_BLANK_LENGTH > self._commit_log.file_size:
             return PutRecordsResult(PutMessageStatus.MESSAGE_ILLEGAL)
         with self.lock:
@@ -144,19 +136,10 @@ class StoreWriter:
         write lock and has made the files)."""
         commit_log = self._commit_log
         table = commit_log.topic_queue_table
-        next_offsets: dict[tuple[str, int], int] = {}
-        queue_offsets = []
         with commit_log.put_lock:
             store_timestamp = commit_log.begin_time_in_lock = commit_log.clock()
             try:
-                for info in infos:
-                    if info.sys_flag & TRANSACTION_TYPE_MASK in _ENQUEUED:
-                        key = (info.topic, info.queue_id)
-                        queue_offset = next_offsets.get(key, table.get(key, 0))
-                        next_offsets[key] = queue_offset + 1
-                    else:
-                        queue_offset = 0
-                    queue_offsets.append(queue_offset)
+                queue_offsets, next_offsets = assign_queue_offsets(table, infos)
                 mapped, physical = self._append(records, queue_offsets, store_timestamp)
                 mapped.wrote_position += len(records)
                 mapped.store_timestamp = store_timestamp
@@ -241,6 +224,39 @@ class StoreWriter:
             while not layout.index_put(index_file.mapped.mm, index_file.hash_slot_num, index_file.index_num,
                                        key_hash, info.physical_offset, info.store_timestamp):
                 index_file = service.writable_file()
+
+
+def read_records(records: bytes | bytearray | memoryview) -> list[layout.RecordInfo]:
+    """Read every record of a buffer of complete CommitLog records (step 1); an empty list when one does not
+    read (logged) or there is none."""
+    infos = []
+    position = 0
+    while position < len(records):
+        info = layout.check_record(records, position, len(records), False)
+        if info.size <= 0:
+            _log.warning("refusing %d bytes of records: the one at byte %d does not read", len(records), position)
+            return []
+        infos.append(info)
+        position += info.size
+    return infos
+
+
+def assign_queue_offsets(table: dict[tuple[str, int], int], infos: list[layout.RecordInfo]
+                         ) -> tuple[list[int], dict[tuple[str, int], int]]:
+    """Each record's queue offset, the next of its topic-queue in ``table`` (the CommitLog's topic queue table;
+    prepared and rolled-back transactional records get 0 and take none), and the table's next offsets once the
+    records are placed (the caller updates the table then, under the same put lock)."""
+    next_offsets: dict[tuple[str, int], int] = {}
+    queue_offsets = []
+    for info in infos:
+        if info.sys_flag & TRANSACTION_TYPE_MASK in _ENQUEUED:
+            key = (info.topic, info.queue_id)
+            queue_offset = next_offsets.get(key, table.get(key, 0))
+            next_offsets[key] = queue_offset + 1
+        else:
+            queue_offset = 0
+        queue_offsets.append(queue_offset)
+    return queue_offsets, next_offsets
 
 
 def _queues_of(infos: list[layout.RecordInfo]) -> list[tuple[str, int]]:

@@ -17,17 +17,15 @@ import logging
 import threading
 from typing import Callable
 
-from rocketmq_py.common.sysflag import TRANSACTION_COMMIT_TYPE, TRANSACTION_NOT_TYPE, TRANSACTION_TYPE_MASK
 from rocketmq_py.errors import StoreError
 from rocketmq_py.store import layout
 from rocketmq_py.store.commit_log import CommitLog
 from rocketmq_py.store.config import MessageStoreConfig
 from rocketmq_py.store.results import PutMessageStatus
-from rocketmq_py.store.write_path import PutRecordsResult
+from rocketmq_py.store.write_path import PutRecordsResult, assign_queue_offsets, read_records
 
 _log = logging.getLogger(__name__)
 
-_ENQUEUED = (TRANSACTION_NOT_TYPE, TRANSACTION_COMMIT_TYPE)
 #: How long a put from another thread waits for the event loop to place its records.
 _PLACE_FROM_THREAD_TIMEOUT_S = 30.0
 
@@ -100,23 +98,14 @@ class ReplicatedCommitLog(CommitLog, abc.ABC):
             return PutRecordsResult(PutMessageStatus.SERVICE_NOT_AVAILABLE), None
         if threading.get_ident() != self._loop_thread:
             return self._place_from_thread(loop, records)
-        infos = _read_records(records)
-        if infos is None:
+        infos = read_records(records)
+        if not infos:
             return PutRecordsResult(PutMessageStatus.MESSAGE_ILLEGAL), None
         table = self.topic_queue_table
-        next_offsets: dict[tuple[str, int], int] = {}
-        queue_offsets = []
         with self.put_lock:
             store_timestamp = self.begin_time_in_lock = self.clock()
             try:
-                for info in infos:
-                    if info.sys_flag & TRANSACTION_TYPE_MASK in _ENQUEUED:
-                        key = (info.topic, info.queue_id)
-                        queue_offset = next_offsets.get(key, table.get(key, 0))
-                        next_offsets[key] = queue_offset + 1
-                    else:
-                        queue_offset = 0
-                    queue_offsets.append(queue_offset)
+                queue_offsets, next_offsets = assign_queue_offsets(table, infos)
                 # The queue offsets and the store time go into the bytes as the plain placement writes them;
                 # the physical offsets are the log's to write (its entries' positions are not known yet).
                 stamped = bytearray(len(records) + layout.END_FILE_MIN_BLANK_LENGTH)
@@ -180,20 +169,6 @@ def _retrieve(future: asyncio.Future[None]) -> None:
     """Take the outcome of a replication nobody awaits (the log says what failed)."""
     if not future.cancelled():
         future.exception()
-
-
-def _read_records(records: bytes | bytearray | memoryview) -> list[layout.RecordInfo] | None:
-    """Each record of the buffer read as the write path reads it; None when one does not read."""
-    infos = []
-    position = 0
-    while position < len(records):
-        info = layout.check_record(records, position, len(records), False)
-        if info.size <= 0:
-            _log.warning("refusing %d bytes of records: the one at byte %d does not read", len(records), position)
-            return None
-        infos.append(info)
-        position += info.size
-    return infos or None
 
 
 def outcome(replicated: asyncio.Future[None]) -> PutMessageStatus:
