@@ -4,7 +4,8 @@
 member's ``broker.conf`` (the harness broker's keys plus ``enableDLegerCommitLog`` and the group's
 ``dLeger*`` keys), ``start()`` starts every member without waiting for a registration (a DLedger broker
 registers only once its member follows or leads), ``master()`` reads the name server's brokerId 0 of the
-group, ``data_digests(member)`` the member's DLedger data files by name.
+group, ``data_digests(member)`` the member's DLedger data files by name, ``log_entries(member)`` the entries
+in them.
 """
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from pathlib import Path
 
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.route import ClusterInfo
+from rocketmq_py.dledger import DLedgerEntry
 
 from . import ha, wire
+from .dledger_nodes import log_entries
 from .processes import JavaBroker, free_port
 from .py_servers import PythonBroker
 
@@ -143,7 +146,15 @@ class DLedgerBrokerGroup:
     def data_dir(self, member_id: str) -> Path:
         return self.members[member_id].store_dir / f"dledger-{member_id}" / "data"
 
+    def log_entries(self, member_id: str) -> list[DLedgerEntry]:
+        return log_entries(self.data_dir(member_id))
+
     def data_digests(self, member_id: str) -> dict[str, str]:
         directory = self.data_dir(member_id)
         return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.iterdir())
                 if p.name.isdigit()}
+
+    def data_files_equal(self) -> bool:
+        """Whether every member's DLedger data files are byte-equal (and there are some)."""
+        digests = [self.data_digests(member) for member in self.members]
+        return bool(digests[0]) and all(d == digests[0] for d in digests)
