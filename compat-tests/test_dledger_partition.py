@@ -1,15 +1,16 @@
 """Issue 31, must-show 3: a DLedger group of Java 4.9.7 brokers and ours, as processes, partitioned.
 
-The members reach each other only through relays of the harness (``harness.link_proxy``); the name server
-stays reachable for all. The leader (``preferredLeaderId``) is cut off from both followers while the Java
-producer and ours send:
+Two groups: two Java brokers and ours (ours leads), and a Java broker and two of ours (Java leads). The members
+reach each other only through relays of the harness (``harness.link_proxy``); the name server stays reachable
+for all. The leader (``preferredLeaderId``) is cut off from both followers while the Java producer and ours
+send:
 
 * the cut leader steps down: it registers as a slave (its brokerId = its number + 1) instead of brokerId 0;
 * the majority elects a new leader, which registers as brokerId 0, and the sends resume through it;
 * the sends the cut leader took meanwhile reached no majority: they failed, and are its unacknowledged tail
   (entries of its old term that the new leader's log does not hold);
 * on heal the old leader rejoins as a follower: its tail is truncated, and its data files end where the
-  others' do and are byte-equal to theirs;
+  others' do and are byte-equal to theirs (being the preferred leader, it may then take leadership back);
 * nothing acknowledged is lost: a Java consumer reads all the master holds, every acknowledged key among it;
   the duplicates (failed sends that were stored and then sent again) are counted.
 
