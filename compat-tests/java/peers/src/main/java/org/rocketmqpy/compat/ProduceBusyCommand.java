@@ -28,7 +28,8 @@ import org.apache.rocketmq.remoting.exception.RemotingException;
  * <p>Lines: one per acknowledged key {@code {"key","brokerName","queueId","queueOffset","msgId","attempts"}},
  * one per attempt that threw {@code {"key","failed":"<class>","code","brokerAddr","remark"}} (code and
  * brokerAddr: of an MQBrokerException, or of the MQClientException's cause; null for a RemotingException),
- * and at the end {@code {"done":true,"acked":N,"failures":{"<class>:<code>":count}}}.
+ * one per attempt answered with a status other than SEND_OK ({@code "failed":"status:<status>"}, the other
+ * fields null), and at the end {@code {"done":true,"acked":N,"failures":{"<class>:<code>":count}}}.
  */
 final class ProduceBusyCommand {
     private ProduceBusyCommand() {
@@ -66,6 +67,13 @@ final class ProduceBusyCommand {
                         r = producer.send(msg);
                         if (r.getSendStatus() != SendStatus.SEND_OK) {
                             failures.merge("status:" + r.getSendStatus(), 1, Integer::sum);
+                            Map<String, Object> out = new LinkedHashMap<>();
+                            out.put("key", key);
+                            out.put("failed", "status:" + r.getSendStatus());
+                            out.put("code", null);
+                            out.put("brokerAddr", null);
+                            out.put("remark", null);
+                            Peer.Out.emit(out);
                             r = null;
                         }
                     } catch (MQBrokerException | MQClientException | RemotingException e) {
