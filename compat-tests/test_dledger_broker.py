@@ -35,11 +35,6 @@ BATCH = 50
 DEADLINE_S = 180.0
 
 
-def _files_equal(group: DLedgerBrokerGroup) -> bool:
-    digests = [group.data_digests(member) for member in group.members]
-    return bool(digests[0]) and all(d == digests[0] for d in digests)
-
-
 def _mixed_sends(group: DLedgerBrokerGroup, namesrv_addr: str, leader: str, phases: Phases) -> None:
     """Must-show 1 on a group with a master: 10,000 messages from the Java producer and ours, all consumed, the
     roles on the name server and in clusterList, every member's data files byte-equal."""
@@ -82,7 +77,7 @@ def _mixed_sends(group: DLedgerBrokerGroup, namesrv_addr: str, leader: str, phas
     assert sorted((int(row[2]), row[3]) for row in printed) == sorted(registered.items()), printed
     with phases("files equal"):
         give_up = time.monotonic() + DEADLINE_S
-        while not _files_equal(group):
+        while not group.data_files_equal():
             assert time.monotonic() < give_up, {m: group.data_digests(m) for m in members}
             time.sleep(0.5)
     print(f"data files of {list(members)} byte-equal: {len(group.data_digests('n0'))} files")

@@ -4,7 +4,10 @@
 member's ``broker.conf`` (the harness broker's keys plus ``enableDLegerCommitLog`` and the group's
 ``dLeger*`` keys), ``start()`` starts every member without waiting for a registration (a DLedger broker
 registers only once its member follows or leads), ``master()`` reads the name server's brokerId 0 of the
-group, ``data_digests(member)`` the member's DLedger data files by name.
+group, ``data_digests(member)`` the member's DLedger data files by name, ``log_entries(member)`` the entries
+in them. With ``partitionable=True`` the members reach each other through the relays of
+:class:`~harness.link_proxy.LinkProxies` (``group.links``), whose ``cut(member)`` and ``heal()`` partition
+the group.
 """
 from __future__ import annotations
 
@@ -15,8 +18,11 @@ from pathlib import Path
 
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.route import ClusterInfo
+from rocketmq_py.dledger import DLedgerEntry
 
 from . import ha, wire
+from .dledger_nodes import log_entries
+from .link_proxy import LinkProxies
 from .processes import JavaBroker, free_port
 from .py_servers import PythonBroker
 
@@ -38,17 +44,25 @@ class PythonDLedgerBroker(PythonBroker):
 
 
 class DLedgerBrokerGroup:
-    def __init__(self, namesrv_addr: str, workdir: Path, kinds: dict[str, str], **keys: object) -> None:
+    def __init__(self, namesrv_addr: str, workdir: Path, kinds: dict[str, str], partitionable: bool = False,
+                 **keys: object) -> None:
         """``keys``: more broker keys for every member (``preferredLeaderId``)."""
         self.namesrv_addr = namesrv_addr
         self.workdir = Path(workdir)
         self.kinds = kinds
-        self.peers = ";".join(f"{member}-127.0.0.1:{free_port()}" for member in kinds)
+        self.peer_ports = {member: free_port() for member in kinds}
+        self.links = LinkProxies(self.peer_ports).start() if partitionable else None
         self.more_keys = keys
         self.members: dict[str, JavaDLedgerBroker | PythonDLedgerBroker] = {}
 
+    def peers_of(self, member_id: str) -> str:
+        """``member_id``'s ``dLegerPeers``: every member's peer port, or its relay to them when partitionable."""
+        if self.links is not None:
+            return self.links.peers_of(member_id)
+        return ";".join(f"{member}-127.0.0.1:{port}" for member, port in self.peer_ports.items())
+
     def keys(self, member_id: str) -> dict[str, object]:
-        return {"enableDLegerCommitLog": "true", "dLegerGroup": BROKER_NAME, "dLegerPeers": self.peers,
+        return {"enableDLegerCommitLog": "true", "dLegerGroup": BROKER_NAME, "dLegerPeers": self.peers_of(member_id),
                 "dLegerSelfId": member_id, **self.more_keys}
 
     def start(self) -> None:
@@ -68,10 +82,14 @@ class DLedgerBrokerGroup:
                 started.result()
 
     def stop(self) -> None:
-        """Stop every member at once (a Java broker's shutdown hooks take seconds)."""
-        with ThreadPoolExecutor(max(1, len(self.members))) as stopping:
-            for stopped in [stopping.submit(member.stop) for member in self.members.values()]:
-                stopped.result()
+        """Stop every member at once (a Java broker's shutdown hooks take seconds), then the relays."""
+        try:
+            with ThreadPoolExecutor(max(1, len(self.members))) as stopping:
+                for stopped in [stopping.submit(member.stop) for member in self.members.values()]:
+                    stopped.result()
+        finally:
+            if self.links is not None:
+                self.links.close()
 
     def kill(self, deadline_s: float = 60.0) -> None:
         """kill -9 of every member (a Java broker's clean shutdown takes seconds), then wait until the name
@@ -143,7 +161,15 @@ class DLedgerBrokerGroup:
     def data_dir(self, member_id: str) -> Path:
         return self.members[member_id].store_dir / f"dledger-{member_id}" / "data"
 
+    def log_entries(self, member_id: str) -> list[DLedgerEntry]:
+        return log_entries(self.data_dir(member_id))
+
     def data_digests(self, member_id: str) -> dict[str, str]:
         directory = self.data_dir(member_id)
         return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.iterdir())
                 if p.name.isdigit()}
+
+    def data_files_equal(self) -> bool:
+        """Whether every member's DLedger data files are byte-equal (and there are some)."""
+        digests = [self.data_digests(member) for member in self.members]
+        return bool(digests[0]) and all(d == digests[0] for d in digests)

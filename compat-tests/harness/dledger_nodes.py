@@ -46,6 +46,34 @@ NODE_JVM_OPTS = ["-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-Xshare:auto", *JDK
 APPEND_TIMEOUT_MS = 10_000
 
 
+def data_files(data_dir: Path) -> dict[str, bytes]:
+    """A DLedger member's data files by name (the files' start offsets)."""
+    return {p.name: p.read_bytes() for p in sorted(data_dir.iterdir()) if p.name.isdigit()}
+
+
+def log_entries(data_dir: Path) -> list[DLedgerEntry]:
+    """The entries of a DLedger member's data files, read as far as they hold whole entries (a live member may
+    be writing the next one)."""
+    entries: list[DLedgerEntry] = []
+    if not data_dir.is_dir():
+        return entries
+    for name, data in data_files(data_dir).items():
+        position = 0
+        while position + 8 <= len(data):
+            magic = int.from_bytes(data[position:position + 4], "big", signed=True)
+            if magic == BLANK_MAGIC_CODE or magic == 0:
+                break
+            try:
+                entry = decode_entry(data, position)
+            except DLedgerError:
+                return entries
+            if entry.pos != int(name) + position or (entries and entry.index != entries[-1].index + 1):
+                return entries
+            entries.append(entry)
+            position += entry.size
+    return entries
+
+
 class DLedgerNode:
     """One member process; ``kind`` is ``"java"`` or ``"python"``."""
 
@@ -151,28 +179,11 @@ class DLedgerNode:
     # --- the files ---------------------------------------------------------------------------
 
     def data_files(self) -> dict[str, bytes]:
-        return {p.name: p.read_bytes() for p in sorted(self.data_dir.iterdir()) if p.name.isdigit()}
+        return data_files(self.data_dir)
 
     def log_entries(self) -> list[DLedgerEntry]:
         """The entries of the member's data files, read as far as they hold whole entries."""
-        entries: list[DLedgerEntry] = []
-        if not self.data_dir.is_dir():
-            return entries
-        for name, data in self.data_files().items():
-            position = 0
-            while position + 8 <= len(data):
-                magic = int.from_bytes(data[position:position + 4], "big", signed=True)
-                if magic == BLANK_MAGIC_CODE or magic == 0:
-                    break
-                try:
-                    entry = decode_entry(data, position)
-                except DLedgerError:
-                    return entries
-                if entry.pos != int(name) + position or (entries and entry.index != entries[-1].index + 1):
-                    return entries
-                entries.append(entry)
-                position += entry.size
-        return entries
+        return log_entries(self.data_dir)
 
 
 class MixedGroup:

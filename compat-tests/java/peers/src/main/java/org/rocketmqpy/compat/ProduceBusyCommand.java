@@ -9,23 +9,27 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.remoting.exception.RemotingException;
 
 /**
  * {@code produce-busy --namesrv ADDR --topic T --count N [--keys PREFIX] [--body-size BYTES] [--group G]
  * [--timeout-ms MS] [--retries R] [--latency-fault] [--max-attempts A] [--poll-ns-ms MS]}
  *
  * <p>Synchronous sends as an application that must not lose a message writes them: a send that threw
- * is sent again (the same message, the same key "PREFIX{i}") until it returns SEND_OK, at most
- * --max-attempts times. A broker's SYSTEM_BUSY reaches the application as MQBrokerException(2), since
- * 2 is not among DefaultMQProducer's retryResponseCodes. --retries is the producer's own
- * retryTimesWhenSendFailed (default 0: every failed attempt is seen, and counted, here). {@code --poll-ns-ms}
- * sets its pollNameServerInterval (30 s by default), so that a failover test need not wait that long for the
- * producer to learn the new master.
+ * (MQBrokerException, MQClientException, or RemotingException: DefaultMQProducer throws
+ * RemotingTooMuchRequestException when --timeout-ms ran out before an attempt, e.g. while it looked up
+ * the route on a loaded machine) is sent again (the same message, the same key "PREFIX{i}") until it
+ * returns SEND_OK, at most --max-attempts times. A broker's SYSTEM_BUSY reaches the application as
+ * MQBrokerException(2), since 2 is not among DefaultMQProducer's retryResponseCodes. --retries is the
+ * producer's own retryTimesWhenSendFailed (default 0: every failed attempt is seen, and counted, here).
+ * {@code --poll-ns-ms} sets its pollNameServerInterval (30 s by default), so that a failover test need
+ * not wait that long for the producer to learn the new master.
  *
  * <p>Lines: one per acknowledged key {@code {"key","brokerName","queueId","queueOffset","msgId","attempts"}},
  * one per attempt that threw {@code {"key","failed":"<class>","code","brokerAddr","remark"}} (code and
- * brokerAddr: of an MQBrokerException, or of the MQClientException's cause), and at the end
- * {@code {"done":true,"acked":N,"failures":{"<class>:<code>":count}}}.
+ * brokerAddr: of an MQBrokerException, or of the MQClientException's cause; null for a RemotingException),
+ * one per attempt answered with a status other than SEND_OK ({@code "failed":"status:<status>"}, the other
+ * fields null), and at the end {@code {"done":true,"acked":N,"failures":{"<class>:<code>":count}}}.
  */
 final class ProduceBusyCommand {
     private ProduceBusyCommand() {
@@ -63,9 +67,16 @@ final class ProduceBusyCommand {
                         r = producer.send(msg);
                         if (r.getSendStatus() != SendStatus.SEND_OK) {
                             failures.merge("status:" + r.getSendStatus(), 1, Integer::sum);
+                            Map<String, Object> out = new LinkedHashMap<>();
+                            out.put("key", key);
+                            out.put("failed", "status:" + r.getSendStatus());
+                            out.put("code", null);
+                            out.put("brokerAddr", null);
+                            out.put("remark", null);
+                            Peer.Out.emit(out);
                             r = null;
                         }
-                    } catch (MQBrokerException | MQClientException e) {
+                    } catch (MQBrokerException | MQClientException | RemotingException e) {
                         Map<String, Object> out = failure(key, e);
                         failures.merge(out.get("failed") + ":" + out.get("code"), 1, Integer::sum);
                         Peer.Out.emit(out);
@@ -107,7 +118,7 @@ final class ProduceBusyCommand {
             out.put("brokerAddr", b.getBrokerAddr());
             out.put("remark", b.getErrorMessage());
         } else {
-            out.put("code", ((MQClientException) e).getResponseCode());
+            out.put("code", e instanceof MQClientException ? ((MQClientException) e).getResponseCode() : null);
             out.put("brokerAddr", null);
             out.put("remark", e.getMessage());
         }
