@@ -187,7 +187,8 @@ def _failover(group: DLedgerBrokerGroup, namesrv_addr: str, victim: str, tmp_pat
           f"{len(py_keys) - len(set(py_keys))} duplicates")
     print(f"Go producer: acknowledged {len(go_acked)} ({go_sends.acked_count() - go_sends.acked_count(master)} "
           f"stored by {victim}); its first send stored by another member was acknowledged "
-          f"{go_resumed.read_at - killed_at:.1f} s after the kill; failed attempts retried: {dict(go_sends.failures)}; "
+          f"{go_resumed.read_at - killed_at:.1f} s after the kill (the producer had started "
+          f"{killed_at - go_sends.started_at:.1f} s before it); failed attempts retried: {dict(go_sends.failures)}; "
           f"consumed {len(go_keys)}, {len(go_keys) - len(set(go_keys))} duplicates")
     assert consumed[-1]["count"] == stored == len(keys) and not consumed[-1]["timedOut"], consumed[-1]
     assert len(acked) == FAILOVER_SENDS

@@ -98,11 +98,14 @@ class GoKeyedSends:
         self.acked: list[Ack] = []
         self.failures: Counter[str] = Counter()
         self.done: dict | None = None
+        #: ``time.monotonic()`` when the process was started (its client refreshes its routes every 30 s from then).
+        self.started_at = 0.0
         self._proc: subprocess.Popen | None = None
         self._reader: threading.Thread | None = None
         self._changed = threading.Condition()
 
     def start(self) -> GoKeyedSends:
+        self.started_at = time.monotonic()
         with open(self.stderr_path, "w") as stderr:
             self._proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                           text=True)
