@@ -9,6 +9,7 @@ import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendResult;
 import org.apache.rocketmq.client.producer.SendStatus;
 import org.apache.rocketmq.common.message.Message;
+import org.apache.rocketmq.remoting.exception.RemotingException;
 
 /**
  * {@code produce-busy --namesrv ADDR --topic T --count N [--keys PREFIX] [--body-size BYTES] [--group G]
@@ -22,9 +23,14 @@ import org.apache.rocketmq.common.message.Message;
  * sets its pollNameServerInterval (30 s by default), so that a failover test need not wait that long for the
  * producer to learn the new master.
  *
+ * <p>A RemotingException counts as a failed attempt too: send() throws RemotingTooMuchRequestException
+ * ("sendDefaultImpl call timeout") when its timeout passed before it could send, e.g. while a loaded machine
+ * slowed its route lookup.
+ *
  * <p>Lines: one per acknowledged key {@code {"key","brokerName","queueId","queueOffset","msgId","attempts"}},
  * one per attempt that threw {@code {"key","failed":"<class>","code","brokerAddr","remark"}} (code and
- * brokerAddr: of an MQBrokerException, or of the MQClientException's cause), and at the end
+ * brokerAddr: of an MQBrokerException, or of the MQClientException's cause; null for a RemotingException),
+ * and at the end
  * {@code {"done":true,"acked":N,"failures":{"<class>:<code>":count}}}.
  */
 final class ProduceBusyCommand {
@@ -65,7 +71,7 @@ final class ProduceBusyCommand {
                             failures.merge("status:" + r.getSendStatus(), 1, Integer::sum);
                             r = null;
                         }
-                    } catch (MQBrokerException | MQClientException e) {
+                    } catch (MQBrokerException | MQClientException | RemotingException e) {
                         Map<String, Object> out = failure(key, e);
                         failures.merge(out.get("failed") + ":" + out.get("code"), 1, Integer::sum);
                         Peer.Out.emit(out);
@@ -106,6 +112,10 @@ final class ProduceBusyCommand {
             out.put("code", b.getResponseCode());
             out.put("brokerAddr", b.getBrokerAddr());
             out.put("remark", b.getErrorMessage());
+        } else if (e instanceof RemotingException) {
+            out.put("code", null);
+            out.put("brokerAddr", null);
+            out.put("remark", e.getMessage());
         } else {
             out.put("code", ((MQClientException) e).getResponseCode());
             out.put("brokerAddr", null);
