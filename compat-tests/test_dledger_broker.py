@@ -151,8 +151,8 @@ def _failover(group: DLedgerBrokerGroup, namesrv_addr: str, victim: str, tmp_pat
             assert producer.wait(timeout=DEADLINE_S) == 0
             py_sends.wait_acked(py_before_kill + SENDS_AROUND_KILL)
             py_sends.stop()
-        # The Go producer learns the new master at its next route refresh, up to 30 s after the kill (twice that
-        # when that refresh came while the name server listed no master).
+        # The Go producer learns the new master at its next route refresh: up to 30 s after the new master
+        # registered, 30 s more when a refresh fell while the name server listed no master.
         with phases("Go producer's failover"):
             go_sends.wait_acked(SENDS_AROUND_KILL, other_than=master)
         go_done = go_sends.stop()

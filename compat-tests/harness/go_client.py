@@ -81,7 +81,6 @@ def consumed(lines: list[dict]) -> tuple[list[dict], dict]:
 @dataclass(frozen=True)
 class Ack:
     key: str
-    msg_id: str
     #: ``host:port`` of the broker that stored the message (from its offset message id).
     stored_by: str
     #: ``time.monotonic()`` when the test read the line.
@@ -121,7 +120,7 @@ class GoKeyedSends:
                 with self._changed:
                     if line.get("event") == "sent":
                         host, port, _ = codec.decode_offset_msg_id(line["offsetMsgId"])
-                        self.acked.append(Ack(line["key"], line["msgId"], f"{host}:{port}", time.monotonic()))
+                        self.acked.append(Ack(line["key"], f"{host}:{port}", time.monotonic()))
                     elif line.get("event") == "failed":
                         self.failures[_without_address(line["error"])] += 1
                     else:
@@ -134,22 +133,23 @@ class GoKeyedSends:
     def acked_count(self, other_than: str | None = None) -> int:
         """Acknowledged sends (stored by a broker other than ``other_than``, when given)."""
         with self._changed:
-            return sum(1 for ack in self.acked if ack.stored_by != other_than)
+            return self._counted(other_than)
+
+    def _counted(self, other_than: str | None) -> int:
+        return sum(1 for ack in self.acked if ack.stored_by != other_than)
 
     def wait_acked(self, count: int, other_than: str | None = None, deadline_s: float = 120.0) -> int:
         """Block until ``count`` sends were acknowledged (stored by a broker other than ``other_than``); the count
         then. Raises if the process ended first, or when ``deadline_s`` passed (a bound for a broken group, not a
         measure)."""
-        def counted() -> int:
-            return sum(1 for ack in self.acked if ack.stored_by != other_than)
-
-        assert self._reader is not None
+        reader = self._reader
+        assert reader is not None
         with self._changed:
-            self._changed.wait_for(lambda: counted() >= count or not self._reader.is_alive(), deadline_s)
-            if counted() < count:
-                raise AssertionError(f"the Go producer stopped after {counted()} acknowledged sends "
+            self._changed.wait_for(lambda: self._counted(other_than) >= count or not reader.is_alive(), deadline_s)
+            if self._counted(other_than) < count:
+                raise AssertionError(f"the Go producer stopped after {self._counted(other_than)} acknowledged sends "
                                      f"(failures {dict(self.failures)}): {self._stderr_tail()}")
-            return counted()
+            return self._counted(other_than)
 
     def stop(self, deadline_s: float = 60.0) -> dict:
         """Close its stdin (it ends after the send in progress) and wait for its exit; its ``done`` line."""
