@@ -9,9 +9,11 @@ killed), and one Java broker and two of ours (the Java one is preferred, and kil
   (batches) and ours send 10,000 messages; every member's DLedger data files are byte-equal; the Java push
   consumer reads every message the master holds.
 * Must-show 2 and 4, failover: the leader (``preferredLeaderId`` makes it lead) is killed with ``kill -9``
-  while the Java producer and ours send; another member registers as brokerId 0 (the time is printed), both
-  producers' sends go on with no change to them, and the Java consumer reads every acknowledged message
-  (duplicates are counted); the killed member restarts and takes leadership back (it is the preferred one).
+  while the Java producer, ours and the Go client's (rocketmq-client-go v2) send; another member registers as
+  brokerId 0 (the time is printed), the three producers' sends go on with no change to them (the time from the
+  kill to each one's first acknowledged send is printed), and the Java consumer reads every acknowledged
+  message (duplicates are counted); the killed member restarts and takes leadership back (it is the preferred
+  one).
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import pytest
 
 from harness.admin_text import table
 from harness.dledger_brokers import BROKER_NAME, DLedgerBrokerGroup
+from harness.go_client import GoKeyedSends
 from harness.keyed_sends import KeyedSends
 from harness.peers import mqadmin, run_peer, start_peer
 from harness.phases import Phases
@@ -85,19 +88,22 @@ def _mixed_sends(group: DLedgerBrokerGroup, namesrv_addr: str, leader: str, phas
 
 FAILOVER_SENDS = 600
 KILL_AFTER = 200
-#: The Java producer's and ours: they learn the new master at their next route refresh.
+#: The Java producer's and ours: they learn the new master at their next route refresh. The Go client (v2.1.2)
+#: has no such setting: it refreshes every 30 s.
 POLL_NAME_SERVER_MS = 1000
-#: Our producer's acknowledged sends before the kill, and after it, at least.
-PY_SENDS_AROUND_KILL = 100
+#: Our producer's and the Go producer's acknowledged sends before the kill, and after it, at least.
+SENDS_AROUND_KILL = 100
 
 
 def _failover(group: DLedgerBrokerGroup, namesrv_addr: str, victim: str, tmp_path: Path, phases: Phases) -> None:
-    """Must-show 2 and 4: kill -9 of the master (``victim``) under sends of the Java producer and ours."""
+    """Must-show 2 and 4: kill -9 of the master (``victim``) under sends of the Java producer, ours and Go's."""
     members = group.kinds
     master = group.members[victim].addr
     topic = f"DLedgerFail{uuid.uuid4().hex[:8]}"
     group.create_topic(topic)
-    # Our producer sends all along, from before the kill to after it, with the same object throughout.
+    # The Go client's producer, with its default settings, sends all along, from another process.
+    go_sends = GoKeyedSends(namesrv_addr, topic, "go-", tmp_path / "go-producer.err")
+    # Ours too, from before the kill to after it, with the same object throughout.
     ours = Producer(f"dledger_py_{uuid.uuid4().hex[:6]}", namesrv_addr=namesrv_addr,
                     poll_name_server_interval=POLL_NAME_SERVER_MS)
     ours.start()
@@ -105,6 +111,7 @@ def _failover(group: DLedgerBrokerGroup, namesrv_addr: str, victim: str, tmp_pat
     producer = None
     try:
         py_sends.start()
+        go_sends.start()
         # A failed attempt (the dead master, until the producer's next route refresh) is sent again.
         producer = start_peer("produce-busy", namesrv=namesrv_addr, topic=topic, count=FAILOVER_SENDS,
                               keys="k-", body_size=64, timeout_ms=3000, max_attempts=1_000_000,
@@ -125,7 +132,8 @@ def _failover(group: DLedgerBrokerGroup, namesrv_addr: str, victim: str, tmp_pat
                     continue
                 acked.add(line["key"])
                 if len(acked) == KILL_AFTER and killed_at is None:
-                    py_sends.wait_acked(PY_SENDS_AROUND_KILL)
+                    py_sends.wait_acked(SENDS_AROUND_KILL)
+                    go_sends.wait_acked(SENDS_AROUND_KILL)
                     group.members[victim].kill()
                     # Counted once the master is dead: every send acknowledged later went to another one.
                     py_before_kill = py_sends.acked_count()
@@ -136,12 +144,25 @@ def _failover(group: DLedgerBrokerGroup, namesrv_addr: str, victim: str, tmp_pat
                 elif killed_at is not None and len(acked) == KILL_AFTER + 1:
                     print(f"the Java producer's sends resumed {time.monotonic() - killed_at:.1f} s after the kill")
             assert producer.wait(timeout=DEADLINE_S) == 0
-            py_sends.wait_acked(py_before_kill + PY_SENDS_AROUND_KILL)
+            py_sends.wait_acked(py_before_kill + SENDS_AROUND_KILL)
+            py_sends.stop()
+        # The Go producer learns the new master at its next route refresh: up to 30 s after the new master
+        # registered, 30 s more when a refresh fell while the name server listed no master.
+        with phases("Go producer's failover"):
+            go_sends.wait_acked(SENDS_AROUND_KILL, other_than=master)
+        go_done = go_sends.stop()
     finally:
         if producer is not None and producer.poll() is None:
             producer.kill()
+        go_sends.kill()
         py_sends.stop()
         ours.shutdown()
+    assert killed_at is not None
+    # The store address read from the offset message ids is the members' own: the first send went to the
+    # master killed, the first after it to another member.
+    assert go_sends.acked[0].stored_by == master, go_sends.acked[0]
+    go_resumed = next(ack for ack in go_sends.acked if ack.stored_by != master)
+    assert go_resumed.stored_by in {member.addr for member in group.members.values()}, go_resumed
     # A failed attempt may be stored too (committed under the next leader): the consumer reads all the master
     # holds, and the duplicates are counted.
     stored = group.stored(topic)
@@ -151,17 +172,26 @@ def _failover(group: DLedgerBrokerGroup, namesrv_addr: str, victim: str, tmp_pat
     keys = [line["keys"] for line in consumed[:-1]]
     java_keys = [key for key in keys if key.startswith("k-")]
     py_keys = [key for key in keys if key.startswith("py-")]
+    go_keys = [key for key in keys if key.startswith("go-")]
     py_acked = set(py_sends.acked)
+    go_acked = {ack.key for ack in go_sends.acked}
     print(f"Java producer: acknowledged {len(acked)} of {FAILOVER_SENDS} ({failed} failed attempts retried); "
           f"consumed {len(java_keys)}, {len(java_keys) - len(set(java_keys))} duplicates")
     print(f"our producer: acknowledged {len(py_acked)} ({py_before_kill} before the kill; failed attempts "
           f"retried: {dict(py_sends.failures)}); consumed {len(py_keys)}, "
           f"{len(py_keys) - len(set(py_keys))} duplicates")
+    print(f"Go producer: acknowledged {len(go_acked)} ({go_sends.acked_count() - go_sends.acked_count(master)} "
+          f"stored by {victim}); its first send stored by another member was acknowledged "
+          f"{go_resumed.read_at - killed_at:.1f} s after the kill (the producer had started "
+          f"{killed_at - go_sends.started_at:.1f} s before it); failed attempts retried: {dict(go_sends.failures)}; "
+          f"consumed {len(go_keys)}, {len(go_keys) - len(set(go_keys))} duplicates")
     assert consumed[-1]["count"] == stored == len(keys) and not consumed[-1]["timedOut"], consumed[-1]
     assert len(acked) == FAILOVER_SENDS
     assert acked <= set(java_keys), f"acknowledged but not consumed: {sorted(acked - set(java_keys))[:20]}"
     assert py_acked <= set(py_keys), f"acknowledged but not consumed: {sorted(py_acked - set(py_keys))[:20]}"
-    assert len(py_acked) >= py_before_kill + PY_SENDS_AROUND_KILL
+    assert len(py_acked) >= py_before_kill + SENDS_AROUND_KILL
+    assert go_done["acked"] == len(go_acked) == len(go_sends.acked)
+    assert go_acked <= set(go_keys), f"acknowledged but not consumed: {sorted(go_acked - set(go_keys))[:20]}"
 
 
 @pytest.mark.parametrize("kinds, victim", [(("java", "java", "python"), "n2"), (("java", "python", "python"), "n0")],

@@ -6,6 +6,7 @@
 //	push --namesrv A --topic T --group G [--expr E | --sql S] --expect N [--linger S] [--timeout S]
 //	     [--orderly] [--retry-first]
 //	pull --namesrv A --topic T --group G [--expr E | --sql S] --expect N [--linger S] [--timeout S]
+//	keyed --namesrv A --topic T [--keys PREFIX] [--body-size N]     (until stdin closes)
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -368,6 +370,71 @@ func pull(args []string) {
 	}
 }
 
+// keyed sends messages with the keys PREFIX0, PREFIX1, ... one at a time until its stdin closes, as an
+// application that must not lose one does: an attempt that fails (an error, or a status other than SEND_OK) is
+// printed and the same message is sent again, after a pause, with the same producer, whose settings are the
+// client's defaults (v2.1.2 has no knob for its 30 s route refresh). A failover test runs it across a kill -9.
+// Lines: {"event":"sent","key","msgId","offsetMsgId","queueId","queueOffset","attempts"} per acknowledged
+// key, {"event":"failed","key","error"} per failed attempt, and {"event":"done","acked","failed"} at the end.
+func keyed(args []string) {
+	fs := flag.NewFlagSet("keyed", flag.ExitOnError)
+	namesrv := fs.String("namesrv", "", "name server address")
+	topic := fs.String("topic", "", "topic")
+	prefix := fs.String("keys", "go-", "key prefix")
+	bodySize := fs.Int("body-size", 64, "body bytes")
+	_ = fs.Parse(args)
+
+	p, err := producer.NewDefaultProducer(producer.WithNameServer([]string{*namesrv}),
+		producer.WithGroupName(fmt.Sprintf("GoCompatKeyed-%d", os.Getpid())))
+	if err != nil {
+		fail("new producer: %v", err)
+	}
+	if err := p.Start(); err != nil {
+		fail("start producer: %v", err)
+	}
+	stopping := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		close(stopping)
+	}()
+	// While the master is dead every attempt fails at once: the pause keeps the loop off a core the election
+	// needs (a pause, not something the test waits for).
+	const retryPause = 50 * time.Millisecond
+	acked, failed := 0, 0
+	body := []byte(strings.Repeat("g", *bodySize))
+	for i := 0; ; i++ {
+		key := *prefix + strconv.Itoa(i)
+		m := primitive.NewMessage(*topic, body)
+		m.WithKeys([]string{key})
+		for attempts := 1; ; attempts++ {
+			select {
+			case <-stopping:
+				_ = p.Shutdown()
+				emit(map[string]interface{}{"event": "done", "acked": acked, "failed": failed})
+				return
+			default:
+			}
+			r, err := p.SendSync(context.Background(), m)
+			if err == nil && r.Status != primitive.SendOK {
+				err = fmt.Errorf("send status %d", r.Status)
+			}
+			if err != nil {
+				failed++
+				emit(map[string]interface{}{"event": "failed", "key": key, "error": err.Error()})
+				select {
+				case <-stopping:
+				case <-time.After(retryPause):
+				}
+				continue
+			}
+			acked++
+			emit(map[string]interface{}{"event": "sent", "key": key, "msgId": r.MsgID, "offsetMsgId": r.OffsetMsgID,
+				"queueId": r.MessageQueue.QueueId, "queueOffset": r.QueueOffset, "attempts": attempts})
+			break
+		}
+	}
+}
+
 func main() {
 	level := os.Getenv("GOCOMPAT_LOG_LEVEL") // the client's log on stderr: debug, info, warn (default) or error
 	if level == "" {
@@ -375,7 +442,7 @@ func main() {
 	}
 	rlog.SetLogLevel(level)
 	if len(os.Args) < 2 {
-		fail("usage: gocompat send|push|pull [flags]")
+		fail("usage: gocompat send|push|pull|keyed [flags]")
 	}
 	switch os.Args[1] {
 	case "send":
@@ -384,6 +451,8 @@ func main() {
 		push(os.Args[2:])
 	case "pull":
 		pull(os.Args[2:])
+	case "keyed":
+		keyed(os.Args[2:])
 	default:
 		fail("unknown subcommand %q", os.Args[1])
 	}
