@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import collections
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rocketmq_py.common.combining_lock import CombiningLock
 
@@ -18,22 +18,29 @@ WINDOW_S = 60.0
 HOUR_S = 3600.0
 
 
-@dataclass
 class _Series:
-    """Per-second buckets ``[second, samples, sum]`` of the last window."""
+    """Per-second buckets ``[second, samples, total of figure 1, total of figure 2, ...]`` of the last window.
 
-    window_s: float
-    buckets: collections.deque[Any] = field(default_factory=collections.deque[Any])
+    The figures recorded together share a bucket (a pull's time and message count; a consume call's time and
+    its consumed and failed messages), so recording them is one update, made for every batch."""
 
-    def add(self, value: float, now: float) -> None:
+    __slots__ = ("window_s", "figure_count", "buckets")
+
+    def __init__(self, window_s: float, figure_count: int) -> None:
+        self.window_s = window_s
+        self.figure_count = figure_count
+        self.buckets: collections.deque[list[float]] = collections.deque()
+
+    def add(self, now: float, *figures: float) -> None:
         second = int(now)
         buckets = self.buckets
         if buckets and buckets[-1][0] == second:
             bucket = buckets[-1]
             bucket[1] += 1
-            bucket[2] += value
+            for index, figure in enumerate(figures, 2):
+                bucket[index] += figure
         else:
-            buckets.append([second, 1, value])
+            buckets.append([second, 1, *figures])
             self._trim(now)
 
     def _trim(self, now: float) -> None:
@@ -41,10 +48,12 @@ class _Series:
         while buckets and now - buckets[0][0] > self.window_s:
             buckets.popleft()
 
-    def summary(self, now: float) -> tuple[int, float]:
-        """The number of samples and their sum."""
+    def totals(self, now: float) -> list[float]:
+        """The number of samples, then the total of each figure, over the window."""
         self._trim(now)
-        return sum(b[1] for b in self.buckets), sum(b[2] for b in self.buckets)
+        if not self.buckets:
+            return [0.0] * (1 + self.figure_count)
+        return [sum(column) for column in zip(*self.buckets)][1:]
 
 
 @dataclass
@@ -66,13 +75,15 @@ class FlowControlTimes:
 
 
 class _TopicStats:
+    __slots__ = ("pulls", "consumes", "failures_in_the_hour")
+
     def __init__(self) -> None:
-        self.pull_rt = _Series(WINDOW_S)
-        self.pull_tps = _Series(WINDOW_S)
-        self.consume_rt = _Series(WINDOW_S)
-        self.consume_ok = _Series(WINDOW_S)
-        self.consume_failed = _Series(WINDOW_S)
-        self.consume_failed_hour = _Series(HOUR_S)
+        #: per pull: its round trip in ms, the messages it brought
+        self.pulls = _Series(WINDOW_S, 2)
+        #: per listener call: its time in ms, the messages consumed, the messages that failed
+        self.consumes = _Series(WINDOW_S, 3)
+        #: per listener call that failed: the messages that failed
+        self.failures_in_the_hour = _Series(HOUR_S, 1)
 
 
 class ConsumerStats:
@@ -95,19 +106,13 @@ class ConsumerStats:
         self._updates.record(self._add_consumed, topic, time.monotonic(), rt_ms, ok, failed)
 
     def _add_pull(self, topic: str, now: float, rt_ms: float, messages: int) -> None:
-        stats = self._topic(topic)
-        stats.pull_rt.add(rt_ms, now)
-        if messages:
-            stats.pull_tps.add(messages, now)
+        self._topic(topic).pulls.add(now, rt_ms, messages)
 
     def _add_consumed(self, topic: str, now: float, rt_ms: float, ok: int, failed: int) -> None:
         stats = self._topic(topic)
-        stats.consume_rt.add(rt_ms, now)
-        if ok:
-            stats.consume_ok.add(ok, now)
+        stats.consumes.add(now, rt_ms, ok, failed)
         if failed:
-            stats.consume_failed.add(failed, now)
-            stats.consume_failed_hour.add(failed, now)
+            stats.failures_in_the_hour.add(now, failed)
 
     def status(self, topic: str) -> ConsumeStatus:
         # lazy: see rocketmq_py/_lazy.py
@@ -116,15 +121,12 @@ class ConsumerStats:
         now = time.monotonic()
         with self._updates:
             stats = self._topic(topic)
-            pulls, pull_rt = stats.pull_rt.summary(now)
-            consumes, consume_rt = stats.consume_rt.summary(now)
-            pull_tps = stats.pull_tps.summary(now)[1]
-            consume_ok = stats.consume_ok.summary(now)[1]
-            consume_failed = stats.consume_failed.summary(now)[1]
-            failed_hour = stats.consume_failed_hour.summary(now)[1]
+            pulls, pull_rt, pulled = stats.pulls.totals(now)
+            consumes, consume_rt, consume_ok, consume_failed = stats.consumes.totals(now)
+            _, failed_hour = stats.failures_in_the_hour.totals(now)
         return ConsumeStatus(
             pull_rt=pull_rt / pulls if pulls else 0.0,
-            pull_tps=pull_tps / WINDOW_S,
+            pull_tps=pulled / WINDOW_S,
             consume_rt=consume_rt / consumes if consumes else 0.0,
             consume_ok_tps=consume_ok / WINDOW_S,
             consume_failed_tps=consume_failed / WINDOW_S,
