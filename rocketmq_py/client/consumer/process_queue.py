@@ -89,6 +89,19 @@ class _OffsetMap:
         self._order.popleft()
         return offset, self.messages.pop(offset)
 
+    def move_first(self, count: int, to: _OffsetMap) -> list[MessageExt]:
+        """Move up to ``count`` messages of the smallest offsets to ``to``; the messages moved, in offset order."""
+        # runs for every batch of an orderly queue, so the loop stays in this one call
+        order, messages = self._order, self.messages
+        moved: list[MessageExt] = []
+        while messages and len(moved) < count:
+            offset = order.popleft()
+            message = messages.pop(offset, None)
+            if message is not None:
+                to.put(offset, message)
+                moved.append(message)
+        return moved
+
     def items(self) -> list[tuple[int, MessageExt]]:
         return sorted(self.messages.items())
 
@@ -103,8 +116,9 @@ class ProcessQueue:
     def __init__(self) -> None:
         self._changes = CombiningLock()
         self._cached = _OffsetMap()
-        #: Orderly: messages handed to the listener and not yet committed.
+        #: Orderly: messages handed to the listener and not yet committed, and the bytes of their bodies.
         self._consuming = _OffsetMap()
+        self._consuming_size = 0
         self._msg_count = 0
         self._msg_size = 0
         self.queue_offset_max = 0
@@ -255,31 +269,40 @@ class ProcessQueue:
     def take_messages(self, batch_size: int) -> list[MessageExt]:
         """Move up to ``batch_size`` messages from the cache to the consuming set, smallest offsets first."""
         self.last_consume_timestamp = now_ms()
-        taken: list[MessageExt] = []
-        cached, consuming = self._cached, self._consuming
         with self._changes:
-            while cached and len(taken) < batch_size:
-                offset, message = cached.pop_first()
-                consuming.put(offset, message)
-                taken.append(message)
-            if not taken:
-                self.consuming = False
-        return taken
+            return self._take(batch_size)
 
     def commit(self) -> int:
         """Orderly: the consuming messages are done; the offset to commit next, or -1."""
-        consuming = self._consuming
         with self._changes:
-            if not consuming:
-                return -1
-            last = consuming.last()
-            self._msg_count -= len(consuming)
-            if self._msg_count == 0:
-                self._msg_size = 0
-            else:
-                self._msg_size -= sum(len(m.body) for m in consuming.messages.values())
-            consuming.clear()
-            return last + 1
+            return self._commit()
+
+    def commit_and_take(self, batch_size: int) -> tuple[int, list[MessageExt]]:
+        """Orderly: ``commit()`` then ``take_messages(batch_size)`` under one hold of the lock, as a consume thread
+        does after each batch; the offset to commit next (or -1) and the next batch."""
+        self.last_consume_timestamp = now_ms()
+        with self._changes:
+            return self._commit(), self._take(batch_size)
+
+    def _take(self, batch_size: int) -> list[MessageExt]:
+        taken = self._cached.move_first(batch_size, self._consuming)
+        if taken:
+            for message in taken:
+                self._consuming_size += len(message.body)
+        else:
+            self.consuming = False
+        return taken
+
+    def _commit(self) -> int:
+        consuming = self._consuming
+        if not consuming.messages:
+            return -1
+        last = consuming.last()
+        self._msg_count -= len(consuming.messages)
+        self._msg_size = self._msg_size - self._consuming_size if self._msg_count else 0
+        self._consuming_size = 0
+        consuming.clear()
+        return last + 1
 
     def rollback(self) -> None:
         """Orderly: put every consuming message back in the cache."""
@@ -287,17 +310,20 @@ class ProcessQueue:
             for offset, message in self._consuming.items():
                 self._cached.put(offset, message)
             self._consuming.clear()
+            self._consuming_size = 0
 
     def make_message_to_consume_again(self, messages: Iterable[MessageExt]) -> None:
         with self._changes:
             for message in messages:
-                self._consuming.pop(message.queue_offset)
+                if self._consuming.pop(message.queue_offset) is not None:
+                    self._consuming_size -= len(message.body)
                 self._cached.put(message.queue_offset, message)
 
     def clear(self) -> None:
         with self._changes:
             self._cached.clear()
             self._consuming.clear()
+            self._consuming_size = 0
             self._msg_count = 0
             self._msg_size = 0
             self.queue_offset_max = 0
