@@ -19,6 +19,7 @@ from rocketmq_py.client.consumer.offset_store import NO_OFFSET, RemoteBrokerOffs
 from rocketmq_py.client.consumer.process_queue import ProcessQueue
 from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.combining_lock import CombiningLock
+from rocketmq_py.common.consumer_body import ProcessQueueInfo
 from rocketmq_py.common.message import MessageExt
 from rocketmq_py.common.message_queue import MessageQueue
 
@@ -89,6 +90,11 @@ def test_commit_and_take_commits_the_batch_and_takes_the_next_with_counts_and_si
     assert offset == 3, "only offset 2 was still consuming"
     assert [m.queue_offset for m in batch] == [3, 4]
     assert (pq.msg_count, pq.msg_size) == (2, 9)
+    info = ProcessQueueInfo()
+    pq.fill_info(info)
+    assert (info.transaction_msg_min_offset, info.transaction_msg_max_offset, info.transaction_msg_count) == (3, 4, 2)
+    pq.rollback()
+    assert [m.queue_offset for m in pq.take_messages(5)] == [3, 4], "rolled back in offset order"
     assert pq.commit_and_take(5) == (5, [])
     assert (pq.msg_count, pq.msg_size, pq.consuming) == (0, 0, False)
     assert pq.commit_and_take(1) == (-1, [])

@@ -84,26 +84,18 @@ class _OffsetMap:
             order.pop()
         return order[-1]
 
-    def pop_first(self) -> tuple[int, MessageExt]:
-        offset = self.first()
-        self._order.popleft()
-        return offset, self.messages.pop(offset)
-
-    def move_first(self, count: int, to: _OffsetMap) -> list[MessageExt]:
-        """Move up to ``count`` messages of the smallest offsets to ``to``; the messages moved, in offset order."""
+    def pop_firsts(self, count: int) -> list[MessageExt]:
+        """Remove up to ``count`` messages of the smallest offsets; those messages, in offset order."""
         # runs for every batch of an orderly queue, so the loop stays in this one call
         order, messages = self._order, self.messages
-        moved: list[MessageExt] = []
-        while messages and len(moved) < count:
-            offset = order.popleft()
-            message = messages.pop(offset, None)
+        popped: list[MessageExt] = []
+        while messages:
+            message = messages.pop(order.popleft(), None)
             if message is not None:
-                to.put(offset, message)
-                moved.append(message)
-        return moved
-
-    def items(self) -> list[tuple[int, MessageExt]]:
-        return sorted(self.messages.items())
+                popped.append(message)
+                if len(popped) == count:
+                    break
+        return popped
 
     def clear(self) -> None:
         self.messages.clear()
@@ -116,8 +108,9 @@ class ProcessQueue:
     def __init__(self) -> None:
         self._changes = CombiningLock()
         self._cached = _OffsetMap()
-        #: Orderly: messages handed to the listener and not yet committed, and the bytes of their bodies.
-        self._consuming = _OffsetMap()
+        #: Orderly: messages handed to the listener and not yet committed, by offset, and the bytes of their bodies.
+        #: A plain dict: a consume thread changes it for every batch, and only an admin's look needs its order.
+        self._consuming: dict[int, MessageExt] = {}
         self._consuming_size = 0
         self._msg_count = 0
         self._msg_size = 0
@@ -285,20 +278,24 @@ class ProcessQueue:
             return self._commit(), self._take(batch_size)
 
     def _take(self, batch_size: int) -> list[MessageExt]:
-        taken = self._cached.move_first(batch_size, self._consuming)
-        if taken:
-            for message in taken:
-                self._consuming_size += len(message.body)
-        else:
+        taken = self._cached.pop_firsts(batch_size) if batch_size > 0 else []
+        if not taken:
             self.consuming = False
+            return taken
+        consuming = self._consuming
+        size = 0
+        for message in taken:
+            consuming[message.queue_offset] = message
+            size += len(message.body)
+        self._consuming_size += size
         return taken
 
     def _commit(self) -> int:
         consuming = self._consuming
-        if not consuming.messages:
+        if not consuming:
             return -1
-        last = consuming.last()
-        self._msg_count -= len(consuming.messages)
+        last = max(consuming)
+        self._msg_count -= len(consuming)
         self._msg_size = self._msg_size - self._consuming_size if self._msg_count else 0
         self._consuming_size = 0
         consuming.clear()
@@ -307,7 +304,7 @@ class ProcessQueue:
     def rollback(self) -> None:
         """Orderly: put every consuming message back in the cache."""
         with self._changes:
-            for offset, message in self._consuming.items():
+            for offset, message in sorted(self._consuming.items()):
                 self._cached.put(offset, message)
             self._consuming.clear()
             self._consuming_size = 0
@@ -315,7 +312,7 @@ class ProcessQueue:
     def make_message_to_consume_again(self, messages: Iterable[MessageExt]) -> None:
         with self._changes:
             for message in messages:
-                if self._consuming.pop(message.queue_offset) is not None:
+                if self._consuming.pop(message.queue_offset, None) is not None:
                     self._consuming_size -= len(message.body)
                 self._cached.put(message.queue_offset, message)
 
@@ -340,8 +337,8 @@ class ProcessQueue:
             info.cached_msg_count = len(cached)
         info.cached_msg_size_in_mib = self._msg_size // (1024 * 1024)
         if consuming:
-            info.transaction_msg_min_offset = consuming.first()
-            info.transaction_msg_max_offset = consuming.last()
+            info.transaction_msg_min_offset = min(consuming)
+            info.transaction_msg_max_offset = max(consuming)
             info.transaction_msg_count = len(consuming)
         info.locked = self.locked
         info.try_unlock_times = self.try_unlock_times
