@@ -169,7 +169,7 @@ class ConsumeMessageOrderlyService:
         return True
 
     def _first_batch(self, pq: ProcessQueue, queue: MessageQueue, began: float) -> list[MessageExt]:
-        """The queue's next batch, smallest offsets first; [] when the task stops here."""
+        """The task's first batch, smallest offsets first; [] when the task stops at once."""
         if not self._may_go_on(pq, queue, began):
             return []
         messages = pq.take_messages(self.config.consume_message_batch_max_size)
