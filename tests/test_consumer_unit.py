@@ -245,6 +245,22 @@ def test_process_queue_orderly_take_commit_and_consume_again():
     assert info.cached_msg_count == 0 and info.droped is False
 
 
+def test_consumer_stats_sum_pulls_and_consume_calls_per_topic_over_the_window():
+    from rocketmq_py.client.consumer.stats import ConsumerStats
+
+    stats = ConsumerStats()
+    stats.pull("T", 10.0, 32)
+    stats.pull("T", 20.0, 0)
+    stats.consumed("T", 2.0, 3, 0)
+    stats.consumed("T", 4.0, 0, 2)
+    status = stats.status("T")
+    assert (status.pull_rt, status.pull_tps * 60) == (15.0, 32)
+    assert (status.consume_rt, status.consume_ok_tps * 60, status.consume_failed_tps * 60) == (3.0, 3, 2)
+    assert status.consume_failed_msgs == 2
+    other = stats.status("U")
+    assert (other.pull_rt, other.pull_tps, other.consume_rt, other.consume_failed_msgs) == (0.0, 0.0, 0.0, 0)
+
+
 def test_process_queue_keeps_order_with_out_of_order_puts():
     pq = ProcessQueue()
     for offset in (5, 9, 7, 1, 8):

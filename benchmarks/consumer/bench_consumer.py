@@ -18,11 +18,13 @@ them (counted per 100 ms; null for a run shorter than a second), and for the pus
 ``flowControlPauses``: how often a pull waited because the listener had not caught up (Java's own counters
 for Java), and for the blocking push consumers ``contextSwitchesPerMessage``: the process's voluntary context
 switches per message, a few hundredths in a steady run and above one when the consume threads wait for one another
-(the lock convoy of issue 33). A steady run has its lowest second near its average, no pauses and few
+(the lock convoy of issue 33), and ``threadCpuMicrosPerMessage``: the CPU of the consume threads (``consume``)
+and of the consumer's other threads (``other``: the event loop that pulls and decodes) per message. A steady run has its lowest second near its average, no pauses and few
 switches. Ratios are Python/Java (above 1: Python is faster), the orderly consumers against Java's orderly one.
 Prints one JSON object, with ``/proc/loadavg`` before and after.
 
-Usage: ``python benchmarks/consumer/bench_consumer.py [--count N] [--body-size B]``
+Usage: ``python benchmarks/consumer/bench_consumer.py [--count N] [--body-size B] [--consumers NAME,...]``
+(``--consumers java_push_orderly,python_push_orderly``: only those, and the ratios between them).
 """
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaBroker, JavaNameServer, mqadmin, run_peer  # noqa: E402
+from harness.cpu import thread_cpu_s  # noqa: E402
 
 from rocketmq_py import codec  # noqa: E402
 from rocketmq_py.client.consumer import (  # noqa: E402
@@ -146,6 +149,28 @@ def voluntary_context_switches() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
 
 
+def threads_cpu_s() -> dict[str, float]:
+    """CPU seconds of each live thread of this process, by thread name (``/proc/self/task/<id>/stat``)."""
+    cpu = {}
+    for thread in threading.enumerate():
+        try:
+            cpu[thread.name] = thread_cpu_s(os.getpid(), thread.native_id)
+        except OSError:
+            pass
+    return cpu
+
+
+def cpu_per_message_by_thread(before: dict[str, float], after: dict[str, float], count: int) -> dict[str, float]:
+    """The CPU microseconds per message of the consume threads and of the other threads started or run since."""
+    spent = {"consume": 0.0, "other": 0.0}
+    for name, cpu_s in after.items():
+        if name == threading.main_thread().name:
+            continue
+        kind = "consume" if name.startswith("ConsumeMessageThread_") else "other"
+        spent[kind] += cpu_s - before.get(name, 0.0)
+    return {kind: round(cpu_s / count * 1e6, 2) for kind, cpu_s in spent.items()}
+
+
 def python_push(namesrv: str, topic: str, count: int, orderly: bool = False) -> dict:
     tally = Tally(count)
     status: Any = ConsumeOrderlyStatus.SUCCESS if orderly else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
@@ -159,15 +184,19 @@ def python_push(namesrv: str, topic: str, count: int, orderly: bool = False) -> 
     consumer.subscribe(topic, "*")
     consumer.register_message_listener(listener, orderly=orderly)
     switches = voluntary_context_switches()
+    cpu_before = threads_cpu_s()
     began = time.perf_counter()
     consumer.start()
     if not tally.done.wait(TIMEOUT_S):
         raise RuntimeError(f"the Python push consumer got {tally.seen} of {count}")
     switches = voluntary_context_switches() - switches
+    cpu = cpu_per_message_by_thread(cpu_before, threads_cpu_s(), count)
     flow = consumer.flow_control
     consumer.shutdown()
-    return tally.result(began, {"total": flow.total, "cachedCount": flow.cached_count,
-                                "cachedSize": flow.cached_size, "offsetSpan": flow.offset_span}, switches)
+    result = tally.result(began, {"total": flow.total, "cachedCount": flow.cached_count,
+                                  "cachedSize": flow.cached_size, "offsetSpan": flow.offset_span}, switches)
+    result["threadCpuMicrosPerMessage"] = cpu
+    return result
 
 
 def python_push_asyncio(namesrv: str, topic: str, count: int) -> dict:
@@ -253,7 +282,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--body-size", type=int, default=1024)
+    parser.add_argument("--consumers", default=",".join(name for name, _ in RUNS),
+                        help="which consumers to run, comma-separated (default: all)")
     args = parser.parse_args()
+    chosen = args.consumers.split(",")
+    unknown = set(chosen) - {name for name, _ in RUNS}
+    if unknown:
+        parser.error(f"no such consumer: {', '.join(sorted(unknown))}")
     workdir = Path(tempfile.mkdtemp(prefix="rmq-consumer-bench-"))
     topic = f"ConsumerBench_{uuid.uuid4().hex[:6]}"
     report: dict = {
@@ -272,6 +307,8 @@ def main() -> None:
         python_lite_pull(namesrv.addr, topic, args.count)
         results = {}
         for name, run in RUNS:
+            if name not in chosen:
+                continue
             results[name] = run(namesrv.addr, topic, args.count)
             print(f"{name}: {results[name]}", file=sys.stderr)
     report["loadavgAfter"] = _loadavg()
@@ -281,7 +318,7 @@ def main() -> None:
             "msgsPerSec": round(results[name]["msgsPerSec"] / results[java]["msgsPerSec"], 3),
             "steadyMsgsPerSec": round(results[name]["steadyMsgsPerSec"] / results[java]["steadyMsgsPerSec"], 3),
         }
-        for name, java in JAVA_PEER.items()
+        for name, java in JAVA_PEER.items() if name in results and java in results
     }
     print(json.dumps(report, indent=2))
 

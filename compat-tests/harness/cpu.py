@@ -24,6 +24,11 @@ def main_thread_cpu_s(pid: int) -> float:
     return _stat_cpu_s(f"/proc/{pid}/task/{pid}/stat")
 
 
+def thread_cpu_s(pid: int, thread_id: int) -> float:
+    """CPU seconds of one thread of ``pid`` (``/proc/<pid>/task/<thread_id>/stat``; Python's ``Thread.native_id``)."""
+    return _stat_cpu_s(f"/proc/{pid}/task/{thread_id}/stat")
+
+
 def descendants(pid: int) -> list[int]:
     """The live child processes of ``pid``, and theirs (``/proc/<pid>/task/*/children``)."""
     found: list[int] = []

@@ -62,16 +62,25 @@ class CombiningLock:
             self._release()
 
     def __enter__(self) -> None:
+        # Taken by a consume thread for every batch of an orderly queue: nothing is called when nothing is pending.
         self._lock.acquire()
-        try:
-            self._make_pending()
-        except BaseException:
-            self._release()
-            raise
+        if self._pending:
+            try:
+                self._make_pending()
+            except BaseException:
+                self._release()
+                raise
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:
-        self._release()
+        lock, pending = self._lock, self._pending
+        if pending:
+            self._release()
+            return
+        lock.release()
+        # A change recorded after the look at the deque: make it unless a new holder will.
+        if pending and lock.acquire(False):
+            self._release()
 
     def _release(self) -> None:
         """Make what is pending, then release; again if a change came in between and the lock is still free, so

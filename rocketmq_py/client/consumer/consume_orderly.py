@@ -156,16 +156,21 @@ class ConsumeMessageOrderlyService:
             return False
         return True
 
-    def _next_batch(self, pq: ProcessQueue, queue: MessageQueue, began: float) -> list[MessageExt]:
-        """The queue's next batch, smallest offsets first; [] when the task stops here (rescheduled where Java
-        reschedules it)."""
+    def _may_go_on(self, pq: ProcessQueue, queue: MessageQueue, began: float) -> bool:
+        """Whether the task may take another batch; if not, the queue is rescheduled where Java reschedules it."""
         if pq.dropped or self.stopped:
-            return []
+            return False
         if self.clustering and (not pq.locked or pq.is_lock_expired()):
             self._on_loop(self._try_lock_later_and_reconsume, pq, queue, 10)
-            return []
+            return False
         if time.monotonic() - began > MAX_TIME_CONSUME_CONTINUOUSLY_S:
             self._on_loop(self._submit_later, pq, queue, 10)
+            return False
+        return True
+
+    def _first_batch(self, pq: ProcessQueue, queue: MessageQueue, began: float) -> list[MessageExt]:
+        """The task's first batch, smallest offsets first; [] when the task stops at once."""
+        if not self._may_go_on(pq, queue, began):
             return []
         messages = pq.take_messages(self.config.consume_message_batch_max_size)
         if messages:
@@ -186,33 +191,43 @@ class ConsumeMessageOrderlyService:
             return lock
 
     def _consume_in_thread(self, request: _QueueRequest) -> None:
-        """Java's ConsumeRequest.run: the queue's batches in order, until none is left (or a minute passed)."""
+        """Java's ConsumeRequest.run: the queue's batches in order, until none is left (or a minute passed).
+
+        The task counts as in flight from its first batch to its last (rather than for each listener call, as
+        Java's consume lock is held): a rebalance that drops the queue waits for it either way, and the task
+        stops at its next batch once the queue is dropped."""
         pq, queue = request.process_queue, request.message_queue
         if pq.dropped:
             return
         with self._thread_lock(queue):
             if not self._may_start(pq, queue):
                 return
-            began = time.monotonic()
-            while messages := self._next_batch(pq, queue, began):
-                context = ConsumeOrderlyContext(queue)
-                started = time.monotonic()
-                has_error = False
-                pq.requests_submitted(1)
-                try:
-                    value = self.listener.function(messages, context)
-                except Exception:
-                    has_error = True
-                    value = None
-                    self._log_listener_error(messages, context)
-                finally:
-                    pq.request_finished()
-                if pq.dropped:
-                    return
-                status = orderly_status(value, has_error, self.group)
-                rt_ms = (time.monotonic() - started) * 1000.0
-                if not self._process_result(messages, status, context, pq, queue, rt_ms, self._send_back_and_wait):
-                    return
+            pq.requests_submitted(1)
+            try:
+                self._consume_batches_in_thread(pq, queue)
+            finally:
+                pq.request_finished()
+
+    def _consume_batches_in_thread(self, pq: ProcessQueue, queue: MessageQueue) -> None:
+        began = time.monotonic()
+        function = self.listener.function
+        messages = self._first_batch(pq, queue, began)
+        while messages:
+            context = ConsumeOrderlyContext(queue)
+            started = time.monotonic()
+            has_error = False
+            try:
+                value = function(messages, context)
+            except Exception:
+                has_error = True
+                value = None
+                self._log_listener_error(messages, context)
+            if pq.dropped:
+                return
+            status = orderly_status(value, has_error, self.group)
+            rt_ms = (time.monotonic() - started) * 1000.0
+            messages = self._process_result(messages, status, context, pq, queue, rt_ms, began,
+                                            self._send_back_and_wait)
 
     def _send_back_and_wait(self, message: MessageExt) -> bool:
         """Java's sendMessageBack of a consume thread: the consume thread waits for it."""
@@ -229,45 +244,50 @@ class ConsumeMessageOrderlyService:
         async with lock:
             if not self._may_start(pq, queue):
                 return
-            began = time.monotonic()
-            while messages := self._next_batch(pq, queue, began):
-                context = ConsumeOrderlyContext(queue)
-                started = time.monotonic()
-                has_error = False
-                pq.requests_submitted(1)
-                try:
-                    value = await self.listener.function(messages, context)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    has_error = True
-                    value = None
-                    self._log_listener_error(messages, context)
-                finally:
-                    pq.request_finished()
-                if pq.dropped:
-                    return
-                status = orderly_status(value, has_error, self.group)
-                rt_ms = (time.monotonic() - started) * 1000.0
-                sent_back: dict[int, bool] = {}
-                if status is ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT:
-                    # the messages past their maximum go to the retry topic first, so that the result is then
-                    # processed as in a consume thread
-                    for message in messages:
-                        if message.reconsume_times >= self._max_reconsume_times():
-                            sent_back[id(message)] = await self.consumer.resend_to_retry_topic(
-                                message, self._max_reconsume_times(), message.reconsume_times)
-                if not self._process_result(messages, status, context, pq, queue, rt_ms,
-                                            lambda message: sent_back[id(message)]):
-                    return
+            pq.requests_submitted(1)
+            try:
+                await self._consume_batches_on_loop(pq, queue)
+            finally:
+                pq.request_finished()
+
+    async def _consume_batches_on_loop(self, pq: ProcessQueue, queue: MessageQueue) -> None:
+        began = time.monotonic()
+        messages = self._first_batch(pq, queue, began)
+        while messages:
+            context = ConsumeOrderlyContext(queue)
+            started = time.monotonic()
+            has_error = False
+            try:
+                value = await self.listener.function(messages, context)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                has_error = True
+                value = None
+                self._log_listener_error(messages, context)
+            if pq.dropped:
+                return
+            status = orderly_status(value, has_error, self.group)
+            rt_ms = (time.monotonic() - started) * 1000.0
+            sent_back: dict[int, bool] = {}
+            if status is ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT:
+                # the messages past their maximum go to the retry topic first, so that the result is then
+                # processed as in a consume thread
+                for message in messages:
+                    if message.reconsume_times >= self._max_reconsume_times():
+                        sent_back[id(message)] = await self.consumer.resend_to_retry_topic(
+                            message, self._max_reconsume_times(), message.reconsume_times)
+            messages = self._process_result(messages, status, context, pq, queue, rt_ms, began,
+                                            lambda message: sent_back[id(message)])
 
     # --- the result -------------------------------------------------------------------------------
 
     def _process_result(self, messages: list[MessageExt], status: ConsumeOrderlyStatus,
                         context: ConsumeOrderlyContext, pq: ProcessQueue, queue: MessageQueue, rt_ms: float,
-                        send_back: SendBack) -> bool:
-        """Java's processConsumeResult; False when the queue's task should stop (it was rescheduled)."""
-        commit_offset = -1
+                        began: float, send_back: SendBack) -> list[MessageExt]:
+        """Java's processConsumeResult, then the head of its loop: the next batch, or [] when the task stops here
+        (it was rescheduled). The batch is committed and the next taken under one hold of the queue's lock."""
+        commit = False
         keep_going = True
         stats = self.consumer.stats
         suspend = ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT
@@ -279,15 +299,15 @@ class ConsumeMessageOrderlyService:
                     self._on_loop(self._submit_later, pq, queue, context.suspend_current_queue_time_millis)
                     keep_going = False
                 else:
-                    commit_offset = pq.commit()
+                    commit = True
             else:
-                commit_offset = pq.commit()
+                commit = True
                 stats.consumed(queue.topic, rt_ms, len(messages), 0)
         else:
             if status is ConsumeOrderlyStatus.SUCCESS:
                 stats.consumed(queue.topic, rt_ms, len(messages), 0)
             elif status is ConsumeOrderlyStatus.COMMIT:
-                commit_offset = pq.commit()
+                commit = True
             elif status is ConsumeOrderlyStatus.ROLLBACK:
                 pq.rollback()
                 self._on_loop(self._submit_later, pq, queue, context.suspend_current_queue_time_millis)
@@ -300,10 +320,22 @@ class ConsumeMessageOrderlyService:
                     keep_going = False
         if status is not ConsumeOrderlyStatus.SUCCESS:
             _log.warning("orderly consumption of %s in %s did not succeed (%s)", queue, self.group, status.value)
+        next_batch: list[MessageExt] = []
+        commit_offset = -1
+        if keep_going and self._may_go_on(pq, queue, began):
+            batch_size = self.config.consume_message_batch_max_size
+            if commit:
+                commit_offset, next_batch = pq.commit_and_take(batch_size)
+            else:
+                next_batch = pq.take_messages(batch_size)
+        elif commit:
+            commit_offset = pq.commit()
         if commit_offset >= 0 and not pq.dropped:
             assert self.consumer.offset_store is not None
             self.consumer.offset_store.update_offset(queue, commit_offset, False)
-        return keep_going
+        if next_batch:
+            self.consumer.reset_retry_and_namespace(next_batch)
+        return next_batch
 
     def _max_reconsume_times(self) -> int:
         configured = self.config.max_reconsume_times

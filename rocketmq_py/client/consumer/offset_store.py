@@ -54,9 +54,11 @@ class OffsetStore(abc.ABC):
         self._updates.record(self._update, queue, offset, increase_only)
 
     def _update(self, queue: MessageQueue, offset: int, increase_only: bool) -> None:
-        old = self._offsets.get(queue)
-        if old is None or not increase_only or offset > old:
-            self._offsets[queue] = offset
+        if increase_only:
+            old = self._offsets.get(queue)
+            if old is not None and offset <= old:
+                return
+        self._offsets[queue] = offset
 
     def read_offset_from_memory(self, queue: MessageQueue) -> int:
         offset = self._offset_in_memory(queue)

@@ -84,13 +84,18 @@ class _OffsetMap:
             order.pop()
         return order[-1]
 
-    def pop_first(self) -> tuple[int, MessageExt]:
-        offset = self.first()
-        self._order.popleft()
-        return offset, self.messages.pop(offset)
-
-    def items(self) -> list[tuple[int, MessageExt]]:
-        return sorted(self.messages.items())
+    def pop_firsts(self, count: int) -> list[MessageExt]:
+        """Remove up to ``count`` messages of the smallest offsets; those messages, in offset order."""
+        # runs for every batch of an orderly queue, so the loop stays in this one call
+        order, messages = self._order, self.messages
+        popped: list[MessageExt] = []
+        while messages:
+            message = messages.pop(order.popleft(), None)
+            if message is not None:
+                popped.append(message)
+                if len(popped) == count:
+                    break
+        return popped
 
     def clear(self) -> None:
         self.messages.clear()
@@ -103,8 +108,10 @@ class ProcessQueue:
     def __init__(self) -> None:
         self._changes = CombiningLock()
         self._cached = _OffsetMap()
-        #: Orderly: messages handed to the listener and not yet committed.
-        self._consuming = _OffsetMap()
+        #: Orderly: messages handed to the listener and not yet committed, by offset, and the bytes of their bodies.
+        #: A plain dict: a consume thread changes it for every batch, and only an admin's look needs its order.
+        self._consuming: dict[int, MessageExt] = {}
+        self._consuming_size = 0
         self._msg_count = 0
         self._msg_size = 0
         self.queue_offset_max = 0
@@ -255,49 +262,65 @@ class ProcessQueue:
     def take_messages(self, batch_size: int) -> list[MessageExt]:
         """Move up to ``batch_size`` messages from the cache to the consuming set, smallest offsets first."""
         self.last_consume_timestamp = now_ms()
-        taken: list[MessageExt] = []
-        cached, consuming = self._cached, self._consuming
         with self._changes:
-            while cached and len(taken) < batch_size:
-                offset, message = cached.pop_first()
-                consuming.put(offset, message)
-                taken.append(message)
-            if not taken:
-                self.consuming = False
-        return taken
+            return self._take(batch_size)
 
     def commit(self) -> int:
         """Orderly: the consuming messages are done; the offset to commit next, or -1."""
-        consuming = self._consuming
         with self._changes:
-            if not consuming:
-                return -1
-            last = consuming.last()
-            self._msg_count -= len(consuming)
-            if self._msg_count == 0:
-                self._msg_size = 0
-            else:
-                self._msg_size -= sum(len(m.body) for m in consuming.messages.values())
-            consuming.clear()
-            return last + 1
+            return self._commit()
+
+    def commit_and_take(self, batch_size: int) -> tuple[int, list[MessageExt]]:
+        """Orderly: ``commit()`` then ``take_messages(batch_size)`` under one hold of the lock, as a consume thread
+        does after each batch; the offset to commit next (or -1) and the next batch."""
+        self.last_consume_timestamp = now_ms()
+        with self._changes:
+            return self._commit(), self._take(batch_size)
+
+    def _take(self, batch_size: int) -> list[MessageExt]:
+        taken = self._cached.pop_firsts(batch_size) if batch_size > 0 else []
+        if not taken:
+            self.consuming = False
+            return taken
+        consuming = self._consuming
+        size = 0
+        for message in taken:
+            consuming[message.queue_offset] = message
+            size += len(message.body)
+        self._consuming_size += size
+        return taken
+
+    def _commit(self) -> int:
+        consuming = self._consuming
+        if not consuming:
+            return -1
+        last = max(consuming)
+        self._msg_count -= len(consuming)
+        self._msg_size = self._msg_size - self._consuming_size if self._msg_count else 0
+        self._consuming_size = 0
+        consuming.clear()
+        return last + 1
 
     def rollback(self) -> None:
         """Orderly: put every consuming message back in the cache."""
         with self._changes:
-            for offset, message in self._consuming.items():
+            for offset, message in sorted(self._consuming.items()):
                 self._cached.put(offset, message)
             self._consuming.clear()
+            self._consuming_size = 0
 
     def make_message_to_consume_again(self, messages: Iterable[MessageExt]) -> None:
         with self._changes:
             for message in messages:
-                self._consuming.pop(message.queue_offset)
+                if self._consuming.pop(message.queue_offset, None) is not None:
+                    self._consuming_size -= len(message.body)
                 self._cached.put(message.queue_offset, message)
 
     def clear(self) -> None:
         with self._changes:
             self._cached.clear()
             self._consuming.clear()
+            self._consuming_size = 0
             self._msg_count = 0
             self._msg_size = 0
             self.queue_offset_max = 0
@@ -314,8 +337,8 @@ class ProcessQueue:
             info.cached_msg_count = len(cached)
         info.cached_msg_size_in_mib = self._msg_size // (1024 * 1024)
         if consuming:
-            info.transaction_msg_min_offset = consuming.first()
-            info.transaction_msg_max_offset = consuming.last()
+            info.transaction_msg_min_offset = min(consuming)
+            info.transaction_msg_max_offset = max(consuming)
             info.transaction_msg_count = len(consuming)
         info.locked = self.locked
         info.try_unlock_times = self.try_unlock_times

@@ -1,13 +1,14 @@
 """Consumption statistics for ``mqadmin consumerStatus`` (Java's client/stat/ConsumerStatsManager, simplified:
-rates over the last minute, failures over the last hour). Consume threads add to them after every message while the
-event loop reads them; they must never wait for one another here, so the series sit behind a combining lock (see
-rocketmq_py/common/combining_lock.py)."""
+rates over the last minute, failures over the last hour). Consume threads add to them after every batch while the
+event loop reads them; they must never wait for one another here, so the figures sit behind a combining lock (see
+rocketmq_py/common/combining_lock.py). A batch's figures go into the record of the current second, a few
+attribute additions: Java counts them with atomics, and here they are part of every message's cost."""
 from __future__ import annotations
 
 import collections
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rocketmq_py.common.combining_lock import CombiningLock
 
@@ -18,33 +19,52 @@ WINDOW_S = 60.0
 HOUR_S = 3600.0
 
 
-@dataclass
-class _Series:
-    """Per-second buckets ``[second, samples, sum]`` of the last window."""
+class _Second:
+    """One topic's figures of one second."""
 
-    window_s: float
-    buckets: collections.deque[Any] = field(default_factory=collections.deque[Any])
+    __slots__ = ("second", "pulls", "pull_rt_ms", "pulled", "consumes", "consume_rt_ms", "consumed", "failed")
 
-    def add(self, value: float, now: float) -> None:
+    def __init__(self, second: int) -> None:
+        self.second = second
+        self.pulls = 0
+        self.pull_rt_ms = 0.0
+        self.pulled = 0
+        #: listener calls, their time, the messages they consumed and those that failed
+        self.consumes = 0
+        self.consume_rt_ms = 0.0
+        self.consumed = 0
+        self.failed = 0
+
+
+class _TopicStats:
+    """A topic's seconds of the last minute, newest last, and its failures of the last hour."""
+
+    __slots__ = ("seconds", "failures")
+
+    def __init__(self) -> None:
+        self.seconds: collections.deque[_Second] = collections.deque([_Second(0)])
+        #: (second, failed messages) of the calls that failed
+        self.failures: collections.deque[tuple[int, int]] = collections.deque()
+
+    def at(self, now: float) -> _Second:
+        """The record of the second ``now`` falls in (monotonic seconds)."""
+        current = self.seconds[-1]
         second = int(now)
-        buckets = self.buckets
-        if buckets and buckets[-1][0] == second:
-            bucket = buckets[-1]
-            bucket[1] += 1
-            bucket[2] += value
-        else:
-            buckets.append([second, 1, value])
-            self._trim(now)
+        if current.second != second:
+            current = _Second(second)
+            self.seconds.append(current)
+            self.trim(now)
+        return current
 
-    def _trim(self, now: float) -> None:
-        buckets = self.buckets
-        while buckets and now - buckets[0][0] > self.window_s:
-            buckets.popleft()
+    def trim(self, now: float) -> None:
+        seconds, failures = self.seconds, self.failures
+        while len(seconds) > 1 and now - seconds[0].second > WINDOW_S:
+            seconds.popleft()
+        while failures and now - failures[0][0] > HOUR_S:
+            failures.popleft()
 
-    def summary(self, now: float) -> tuple[int, float]:
-        """The number of samples and their sum."""
-        self._trim(now)
-        return sum(b[1] for b in self.buckets), sum(b[2] for b in self.buckets)
+    def in_window(self, now: float) -> list[_Second]:
+        return [record for record in self.seconds if now - record.second <= WINDOW_S]
 
 
 @dataclass
@@ -63,16 +83,6 @@ class FlowControlTimes:
     @property
     def total(self) -> int:
         return self.cached_count + self.cached_size + self.offset_span
-
-
-class _TopicStats:
-    def __init__(self) -> None:
-        self.pull_rt = _Series(WINDOW_S)
-        self.pull_tps = _Series(WINDOW_S)
-        self.consume_rt = _Series(WINDOW_S)
-        self.consume_ok = _Series(WINDOW_S)
-        self.consume_failed = _Series(WINDOW_S)
-        self.consume_failed_hour = _Series(HOUR_S)
 
 
 class ConsumerStats:
@@ -95,19 +105,20 @@ class ConsumerStats:
         self._updates.record(self._add_consumed, topic, time.monotonic(), rt_ms, ok, failed)
 
     def _add_pull(self, topic: str, now: float, rt_ms: float, messages: int) -> None:
-        stats = self._topic(topic)
-        stats.pull_rt.add(rt_ms, now)
-        if messages:
-            stats.pull_tps.add(messages, now)
+        record = self._topic(topic).at(now)
+        record.pulls += 1
+        record.pull_rt_ms += rt_ms
+        record.pulled += messages
 
     def _add_consumed(self, topic: str, now: float, rt_ms: float, ok: int, failed: int) -> None:
-        stats = self._topic(topic)
-        stats.consume_rt.add(rt_ms, now)
-        if ok:
-            stats.consume_ok.add(ok, now)
+        stats = self._topics.get(topic) or self._topic(topic)
+        record = stats.at(now)
+        record.consumes += 1
+        record.consume_rt_ms += rt_ms
+        record.consumed += ok
         if failed:
-            stats.consume_failed.add(failed, now)
-            stats.consume_failed_hour.add(failed, now)
+            record.failed += failed
+            stats.failures.append((record.second, failed))
 
     def status(self, topic: str) -> ConsumeStatus:
         # lazy: see rocketmq_py/_lazy.py
@@ -116,17 +127,16 @@ class ConsumerStats:
         now = time.monotonic()
         with self._updates:
             stats = self._topic(topic)
-            pulls, pull_rt = stats.pull_rt.summary(now)
-            consumes, consume_rt = stats.consume_rt.summary(now)
-            pull_tps = stats.pull_tps.summary(now)[1]
-            consume_ok = stats.consume_ok.summary(now)[1]
-            consume_failed = stats.consume_failed.summary(now)[1]
-            failed_hour = stats.consume_failed_hour.summary(now)[1]
+            stats.trim(now)
+            window = stats.in_window(now)
+            failed_hour = sum(failed for _, failed in stats.failures)
+        pulls = sum(record.pulls for record in window)
+        consumes = sum(record.consumes for record in window)
         return ConsumeStatus(
-            pull_rt=pull_rt / pulls if pulls else 0.0,
-            pull_tps=pull_tps / WINDOW_S,
-            consume_rt=consume_rt / consumes if consumes else 0.0,
-            consume_ok_tps=consume_ok / WINDOW_S,
-            consume_failed_tps=consume_failed / WINDOW_S,
-            consume_failed_msgs=int(failed_hour),
+            pull_rt=sum(record.pull_rt_ms for record in window) / pulls if pulls else 0.0,
+            pull_tps=sum(record.pulled for record in window) / WINDOW_S,
+            consume_rt=sum(record.consume_rt_ms for record in window) / consumes if consumes else 0.0,
+            consume_ok_tps=sum(record.consumed for record in window) / WINDOW_S,
+            consume_failed_tps=sum(record.failed for record in window) / WINDOW_S,
+            consume_failed_msgs=failed_hour,
         )
