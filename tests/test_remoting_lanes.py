@@ -214,6 +214,25 @@ async def test_requests_that_suspend_do_not_hold_up_the_next_ones():
     lane.close()
 
 
+async def test_a_request_whose_serving_raises_does_not_stop_the_lane():
+    lane = Lane("bulk", capacity=100, workers=4)
+    served: list[RemotingCommand] = []
+    taken = asyncio.Event()
+
+    def serve(connection, request):
+        if request.remark == "bad":
+            raise RuntimeError("a bug in a fast path")
+        served.append(request)
+        taken.set()
+        return None
+
+    lane.submit(serve, None, create_request(LANED, remark="bad"))  # type: ignore[arg-type]
+    lane.submit(serve, None, create_request(LANED, remark="good"))  # type: ignore[arg-type]
+    await asyncio.wait_for(taken.wait(), 30.0)
+    assert [r.remark for r in served] == ["good"]
+    lane.close()
+
+
 async def test_lane_settings_are_checked():
     with pytest.raises(ValueError):
         Lane("bad", capacity=0)

@@ -194,7 +194,12 @@ class Lane:
             # A request whose sender has closed its connection is served all the same, as Java's executors
             # do: a oneway send written just before the producer disconnects is a message to store.
             serve, connection, request, _enqueued = queue.popleft()
-            pending = serve(connection, request)
+            try:
+                pending = serve(connection, request)
+            except Exception:
+                # The one worker must outlive a request that fails: the lane would take nothing any more.
+                _log.exception("serving %r from the %s lane failed", request, self.name)
+                pending = None
             if pending is not None:
                 # Tasks start in the order they were made: the requests' first steps (a send's placement) run
                 # in arrival order.
