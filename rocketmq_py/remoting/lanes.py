@@ -4,9 +4,8 @@ Java's broker gives each family of requests its own executor with a bounded
 queue (``BrokerController.registerProcessor``), and its ``BrokerFastFailure``
 answers SYSTEM_BUSY to requests that waited in the send or pull queue longer
 than allowed. Here all connections share one event loop, so a lane is a
-FIFO served in place (no task per request) by one worker at a time, the one
-holding the lane's baton, which yields to the loop after every few requests:
-whatever else is ready (an admin query, a heartbeat, bytes to read) runs
+FIFO served in place by one worker, which yields to the loop after every few
+requests: whatever else is ready (an admin query, a heartbeat, bytes to read) runs
 between two bursts instead of after the whole backlog. A lane knows nothing
 of processors: each request comes with the callable that serves it (the
 dispatcher's, see :mod:`rocketmq_py.remoting.dispatcher`), which answers it
@@ -26,7 +25,7 @@ The answers of a refused request are Java's: a full queue gives
 struggling) queued requests get ``[PCBUSY_CLEAN_QUEUE]``. The last two come
 from a sweep of the queue every 10 ms, as Java's ``BrokerFastFailure`` does
 it: the sweep refuses from the head while the head is too old, and the
-workers serve whatever they take between sweeps. Checking each request as a
+worker serves whatever it takes between sweeps. Checking each request as a
 worker takes it would be stricter than Java, and under a backlog longer than
 the limit it would refuse nearly every request, storing nothing while
 saturated; Java keeps storing the young part of the queue.
