@@ -183,32 +183,50 @@ class Lane:
         loop = asyncio.get_running_loop()
         queue = self._queue
         served = 0
+        # Whether a request of this pass runs in a task that has not started yet: the next ones then run in
+        # tasks too, after it, so that a request the fast path answers never overtakes an earlier one.
+        deferred = False
         while True:
             if not queue or len(self._serving) >= self._max_serving:
                 self._wakeup = loop.create_future()
                 await self._wakeup
                 self._wakeup = None
                 served = 0
+                deferred = False
                 continue
             # A request whose sender has closed its connection is served all the same, as Java's executors
             # do: a oneway send written just before the producer disconnects is a message to store.
             serve, connection, request, _enqueued = queue.popleft()
-            try:
-                pending = serve(connection, request)
-            except Exception:
-                # The one worker must outlive a request that fails: the lane would take nothing any more.
-                _log.exception("serving %r from the %s lane failed", request, self.name)
-                pending = None
-            if pending is not None:
-                # Tasks start in the order they were made: the requests' first steps (a send's placement) run
-                # in arrival order.
-                serving = loop.create_task(self._finish(pending, request))
-                self._serving.add(serving)
-                serving.add_done_callback(self._finished)
+            if deferred:
+                self._start(loop, self._serve_in_task(serve, connection, request), request)
+            else:
+                try:
+                    pending = serve(connection, request)
+                except Exception:
+                    # The one worker must outlive a request that fails: the lane would take nothing any more.
+                    _log.exception("serving %r from the %s lane failed", request, self.name)
+                    pending = None
+                if pending is not None:
+                    self._start(loop, pending, request)
+                    deferred = True
             served += 1
             if served >= self._burst:
                 served = 0
+                deferred = False  # the tasks of this pass start before the worker's next step
                 await asyncio.sleep(0)
+
+    def _start(self, loop: asyncio.AbstractEventLoop, pending: Awaitable[None], request: RemotingCommand) -> None:
+        # Tasks start in the order they were made: the requests' first steps (a send's placement) run in
+        # arrival order.
+        serving = loop.create_task(self._finish(pending, request))
+        self._serving.add(serving)
+        serving.add_done_callback(self._finished)
+
+    async def _serve_in_task(self, serve: LaneServe, connection: RemotingConnection,
+                             request: RemotingCommand) -> None:
+        pending = serve(connection, request)
+        if pending is not None:
+            await pending
 
     async def _finish(self, pending: Awaitable[None], request: RemotingCommand) -> None:
         try:
