@@ -185,6 +185,54 @@ async def test_requests_queued_before_their_connection_closed_are_still_served()
         await server.shutdown()
 
 
+async def test_requests_that_suspend_do_not_hold_up_the_next_ones():
+    """Every send of a DLedger leader suspends (it waits for a majority): the lane starts the next request at
+    once, ``burst`` in a pass of the loop, as Java's send thread takes its next task once a put returned its
+    future. A lane that took one such request every two passes kept sends queued past
+    waitTimeMillsInSendQueue on a busy leader, with its workers idle. Counted in passes of the loop, not time."""
+    lane = Lane("bulk", capacity=100, workers=64, burst=16)
+    gate = asyncio.Event()
+    started: list[RemotingCommand] = []
+
+    def serve(connection, request):
+        async def wait_for_majority() -> None:
+            started.append(request)
+            await gate.wait()
+        return wait_for_majority()
+
+    requests = [create_request(LANED, remark=str(i)) for i in range(40)]
+    for request in requests:
+        lane.submit(serve, None, request)  # type: ignore[arg-type]
+    passes = 0
+    while len(started) < len(requests):
+        await asyncio.sleep(0)
+        passes += 1
+        assert passes <= 8, f"{len(started)} of {len(requests)} requests started in {passes} passes"
+    assert started == requests
+    gate.set()
+    assert await lane.drain(timeout_s=None)
+    lane.close()
+
+
+async def test_a_request_whose_serving_raises_does_not_stop_the_lane():
+    lane = Lane("bulk", capacity=100, workers=4)
+    served: list[RemotingCommand] = []
+    taken = asyncio.Event()
+
+    def serve(connection, request):
+        if request.remark == "bad":
+            raise RuntimeError("a bug in a fast path")
+        served.append(request)
+        taken.set()
+        return None
+
+    lane.submit(serve, None, create_request(LANED, remark="bad"))  # type: ignore[arg-type]
+    lane.submit(serve, None, create_request(LANED, remark="good"))  # type: ignore[arg-type]
+    await asyncio.wait_for(taken.wait(), 30.0)
+    assert [r.remark for r in served] == ["good"]
+    lane.close()
+
+
 async def test_lane_settings_are_checked():
     with pytest.raises(ValueError):
         Lane("bad", capacity=0)

@@ -3,8 +3,9 @@
 For each kind, a fresh group (``enableDLegerCommitLog=true``, the compat harness's broker keys) with the Java
 name server; the Java ``producer-bench`` sends to it (async, ``--inflight`` sends in flight, after a warm-up),
 and the group's CPU (all three broker processes, as the kernel counts it) is read around the measured sends.
-Prints one JSON object: per kind, the send TPS, p50 and p99 of a send (ms), the group's CPU µs per message,
-and the machine's load average before and after (the machine is shared: compare runs taken side by side).
+Prints one JSON object: per kind, the send TPS, p50 and p99 of a send (ms), the failed sends by kind (the
+broker's response code and remark, or the client's exception), the group's CPU µs per message, and the
+machine's load average before and after (the machine is shared: compare runs taken side by side).
 
     .venv/bin/python benchmarks/broker/dledger.py [--count 20000] [--size 1024] [--inflight 64]
 """
@@ -49,7 +50,8 @@ def measure(kind: str, namesrv_addr: str, workdir: Path, count: int, size: int, 
                           size=size, inflight=inflight, warmup=0, timeout=1200)[-1]
         cpu_s = _group_cpu_s(group) - cpu_before
         return {"msgsPerSec": result["msgsPerSec"], "p50Ms": result["p50Ms"], "p99Ms": result["p99Ms"],
-                "errors": result["errors"], "groupCpuUsPerMessage": round(cpu_s / result["messages"] * 1e6, 1),
+                "errors": result["errors"], "errorsByKind": result["errorsByKind"],
+                "groupCpuUsPerMessage": round(cpu_s / result["messages"] * 1e6, 1),
                 "loadBefore": load_before, "loadAfter": _load()}
 
 

@@ -22,6 +22,7 @@ stands in the next term with short vote intervals while the others refuse other 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 from typing import Callable
@@ -180,14 +181,18 @@ class LeaderElector:
         max_term = -1
         inconsistent_leader = False
         started_ms = monotonic_ms()
-        calls: dict[asyncio.Task[object], str] = {}
+        pending: set[asyncio.Task[object]] = set()
         for member_id in state.peer_map:
             if member_id == state.self_id:
                 continue
             request = HeartBeatRequest(group=state.group, local_id=state.self_id, remote_id=member_id,
                                        leader_id=leader_id, term=term)
-            calls[self.transport.spawn(self.transport.heart_beat(request))] = member_id
-        pending = set(calls)
+            call = self.transport.spawn(self.transport.heart_beat(request))
+            # Every answer says whether its member is alive, also one that comes after the majority's: the
+            # preferred leader's liveness is read from here, and a member that always answered second (a
+            # restarted Java member beside a quicker one) would otherwise never count as back.
+            call.add_done_callback(functools.partial(self._note_liveness, member_id))
+            pending.add(call)
         deadline = started_ms + self.config.heart_beat_time_interval_ms
         while pending and not (state.is_quorum(succeeded) or state.is_quorum(succeeded + not_ready)):
             done, pending = await asyncio.wait(pending, timeout=max(deadline - monotonic_ms(), 0) / 1000.0,
@@ -195,9 +200,7 @@ class LeaderElector:
             if not done:
                 break
             for task in done:
-                member_id = calls[task]
                 if task.cancelled() or task.exception() is not None:
-                    state.peers_live[member_id] = False
                     continue
                 response = task.result()
                 assert isinstance(response, HeartBeatResponse)
@@ -210,7 +213,6 @@ class LeaderElector:
                     inconsistent_leader = True
                 elif code is ResponseCode.TERM_NOT_READY:
                     not_ready += 1
-                state.peers_live[member_id] = code is not ResponseCode.NETWORK_ERROR
         if state.is_quorum(succeeded):
             self._last_succ_heart_beat_ms = monotonic_ms()
             return
@@ -226,6 +228,14 @@ class LeaderElector:
         elif monotonic_ms() - self._last_succ_heart_beat_ms > \
                 self.config.max_heart_beat_leak * self.config.heart_beat_time_interval_ms:
             self.change_role_to_candidate(term)
+
+    def _note_liveness(self, member_id: str, call: asyncio.Task[object]) -> None:
+        if call.cancelled() or call.exception() is not None:
+            self.state.peers_live[member_id] = False
+            return
+        response = call.result()
+        assert isinstance(response, HeartBeatResponse)
+        self.state.peers_live[member_id] = response.response_code is not ResponseCode.NETWORK_ERROR
 
     async def _maintain_as_leader(self) -> None:
         if monotonic_ms() - self._last_send_heart_beat_ms <= self.config.heart_beat_time_interval_ms:

@@ -4,16 +4,20 @@ Java's broker gives each family of requests its own executor with a bounded
 queue (``BrokerController.registerProcessor``), and its ``BrokerFastFailure``
 answers SYSTEM_BUSY to requests that waited in the send or pull queue longer
 than allowed. Here all connections share one event loop, so a lane is a
-FIFO served in place (no task per request) by one worker at a time, the one
-holding the lane's baton, which yields to the loop after every few requests:
-whatever else is ready (an admin query, a heartbeat, bytes to read) runs
+FIFO served in place by one worker, which yields to the loop after every few
+requests: whatever else is ready (an admin query, a heartbeat, bytes to read) runs
 between two bursts instead of after the whole backlog. A lane knows nothing
 of processors: each request comes with the callable that serves it (the
 dispatcher's, see :mod:`rocketmq_py.remoting.dispatcher`), which answers it
-at once or hands back what to await. A request that suspends (a send waiting
-for its flush) keeps its worker, and the baton goes to another one, so at
-most ``burst`` new requests start per pass of the loop however many are in
-progress.
+at once or hands back what to await. What it hands back runs as a task of its
+own (a send waiting for its flush or for a DLedger majority), up to
+``workers`` of them at once, while the worker goes on to the next request,
+as Java's send thread hands an asynchronous put its future and takes the next
+task: at most ``burst`` requests start per pass of the loop. (A worker that
+awaited each request itself, handing the queue to another worker when it
+suspended, took one request every two passes of the loop: on a busy DLedger
+leader, whose passes carry the pushes to its followers, sends then waited in
+the queue for more than ``waitTimeMillsInSendQueue`` with most workers idle.)
 
 The answers of a refused request are Java's: a full queue gives
 ``[OVERLOAD]``; a request that waited longer than ``max_wait_ms`` gives
@@ -21,7 +25,7 @@ The answers of a refused request are Java's: a full queue gives
 struggling) queued requests get ``[PCBUSY_CLEAN_QUEUE]``. The last two come
 from a sweep of the queue every 10 ms, as Java's ``BrokerFastFailure`` does
 it: the sweep refuses from the head while the head is too old, and the
-workers serve whatever they take between sweeps. Checking each request as a
+worker serves whatever it takes between sweeps. Checking each request as a
 worker takes it would be stricter than Java, and under a backlog longer than
 the limit it would refuse nearly every request, storing nothing while
 saturated; Java keeps storing the young part of the queue.
@@ -75,8 +79,9 @@ class Lane:
     """A bounded FIFO of requests, ``burst`` started per loop pass, up to ``workers`` of them in progress.
 
     ``workers`` bounds the requests suspended at once (sends waiting for
-    their flush under SYNC_FLUSH, say), while the next ones start.
-    ``max_wait_ms`` (None: no limit) and ``busy`` may be changed at any time.
+    their flush under SYNC_FLUSH, say); beyond it, requests wait in the
+    queue. ``max_wait_ms`` (None: no limit) and ``busy`` may be changed at
+    any time.
     """
 
     def __init__(
@@ -95,17 +100,16 @@ class Lane:
         self.capacity = capacity
         self.max_wait_ms = max_wait_ms
         self.busy = busy
-        self._max_workers = workers
+        self._max_serving = workers
         self._burst = burst
         self._queue: deque[tuple[LaneServe, RemotingConnection, RemotingCommand, float]] = deque()
-        self._workers: set[asyncio.Task[None]] = set()
-        self._idle: deque[tuple[object, asyncio.Future[None]]] = deque()
-        #: The worker that may start requests now (None: nobody; the next submit or finished request takes it).
-        self._baton: object | None = None
-        #: The ticket of the request the baton holder is serving (0: none), to notice that it suspended.
-        self._in_progress = 0
-        self._tickets = 0
-        self._serving = 0
+        #: The one task that takes requests from the queue (None: not started, or closed).
+        self._worker: asyncio.Task[None] | None = None
+        #: What the worker awaits while it may not start a request (the queue is empty, or ``workers`` are in
+        #: progress); a submit or a finished request ends it.
+        self._wakeup: asyncio.Future[None] | None = None
+        #: The requests in progress, each awaited in a task of its own.
+        self._serving: set[asyncio.Task[None]] = set()
         self._last_overload_log = 0.0
         self._sweep_timer: asyncio.TimerHandle | None = None
         #: Requests refused since the lane was made, by reason (for statistics and tests).
@@ -130,37 +134,21 @@ class Lane:
         self._queue.append((serve, connection, request, time.monotonic()))
         if self._sweep_timer is None:
             self._sweep_later()
-        self._hand_baton()
+        self._wake_worker()
 
     def _sweep_later(self) -> None:
         """Schedule the next sweep, when there is a limit to enforce."""
         if self.max_wait_ms is not None or self.busy is not None:
             self._sweep_timer = asyncio.get_running_loop().call_later(SWEEP_INTERVAL_S, self._sweep)
 
-    def _hand_baton(self) -> None:
-        """Give the baton to an idle worker, or to a new one, when there is work and nobody holds it."""
-        if self._baton is not None or not self._queue:
+    def _wake_worker(self) -> None:
+        """Start the worker, or end its wait, when it may start a request."""
+        if not self._queue or len(self._serving) >= self._max_serving:
             return
-        while self._idle:
-            worker, waiter = self._idle.popleft()
-            if not waiter.done():
-                self._baton = worker
-                waiter.set_result(None)
-                return
-        if len(self._workers) < self._max_workers:
-            worker = object()
-            self._baton = worker
-            task = asyncio.get_running_loop().create_task(self._work(worker), name=f"lane-{self.name}")
-            self._workers.add(task)
-            task.add_done_callback(self._workers.discard)
-
-    def _check_suspended(self, ticket: int) -> None:
-        # Runs after the request with ``ticket`` started: if it is still in progress, its worker is
-        # suspended in it, and another worker takes over the queue.
-        if self._in_progress == ticket:
-            self._in_progress = 0
-            self._baton = None
-            self._hand_baton()
+        if self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(self._work(), name=f"lane-{self.name}")
+        elif self._wakeup is not None and not self._wakeup.done():
+            self._wakeup.set_result(None)
 
     @staticmethod
     def _refuse(connection: RemotingConnection, request: RemotingCommand, remark: str) -> None:
@@ -191,51 +179,66 @@ class Lane:
         if queue:
             self._sweep_later()
 
-    async def _work(self, worker: object) -> None:
+    async def _work(self) -> None:
         loop = asyncio.get_running_loop()
         queue = self._queue
         served = 0
+        # Whether a request of this pass runs in a task that has not started yet: the next ones then run in
+        # tasks too, after it, so that a request the fast path answers never overtakes an earlier one.
+        deferred = False
         while True:
-            if self._baton is not worker:
-                if self._baton is None and queue:
-                    self._baton = worker
-                else:
-                    waiter: asyncio.Future[None] = loop.create_future()
-                    self._idle.append((worker, waiter))
-                    await waiter
-                    served = 0
-                    continue
-            if not queue:
-                self._baton = None
+            if not queue or len(self._serving) >= self._max_serving:
+                self._wakeup = loop.create_future()
+                await self._wakeup
+                self._wakeup = None
+                served = 0
+                deferred = False
                 continue
             # A request whose sender has closed its connection is served all the same, as Java's executors
             # do: a oneway send written just before the producer disconnects is a message to store.
             serve, connection, request, _enqueued = queue.popleft()
-            pending = serve(connection, request)
-            if pending is not None:
-                await self._finish(pending, request)
+            if deferred:
+                self._start(loop, self._serve_in_task(serve, connection, request), request)
+            else:
+                try:
+                    pending = serve(connection, request)
+                except Exception:
+                    # The one worker must outlive a request that fails: the lane would take nothing any more.
+                    _log.exception("serving %r from the %s lane failed", request, self.name)
+                    pending = None
+                if pending is not None:
+                    self._start(loop, pending, request)
+                    deferred = True
             served += 1
-            if served >= self._burst and self._baton is worker:
+            if served >= self._burst:
                 served = 0
+                deferred = False  # the tasks of this pass start before the worker's next step
                 await asyncio.sleep(0)
 
+    def _start(self, loop: asyncio.AbstractEventLoop, pending: Awaitable[None], request: RemotingCommand) -> None:
+        # Tasks start in the order they were made: the requests' first steps (a send's placement) run in
+        # arrival order.
+        serving = loop.create_task(self._finish(pending, request))
+        self._serving.add(serving)
+        serving.add_done_callback(self._finished)
+
+    async def _serve_in_task(self, serve: LaneServe, connection: RemotingConnection,
+                             request: RemotingCommand) -> None:
+        pending = serve(connection, request)
+        if pending is not None:
+            await pending
+
     async def _finish(self, pending: Awaitable[None], request: RemotingCommand) -> None:
-        """Await the serving of ``request``; a request that suspends passes the baton on."""
-        loop = asyncio.get_running_loop()
-        self._tickets += 1
-        ticket = self._in_progress = self._tickets
-        loop.call_soon(self._check_suspended, ticket)
-        self._serving += 1
         try:
             await pending
         except asyncio.CancelledError:
             raise
         except Exception:
             _log.exception("serving %r from the %s lane failed", request, self.name)
-        finally:
-            self._serving -= 1
-            if self._in_progress == ticket:
-                self._in_progress = 0
+
+    def _finished(self, serving: asyncio.Task[None]) -> None:
+        self._serving.discard(serving)
+        self._wake_worker()
 
     async def drain(self, timeout_s: float | None) -> bool:
         """Wait until nothing is queued or being served; False when ``timeout_s`` ran out first."""
@@ -252,11 +255,12 @@ class Lane:
         if self._sweep_timer is not None:
             self._sweep_timer.cancel()
             self._sweep_timer = None
-        for task in tuple(self._workers):
-            task.cancel()
-        self._idle.clear()
-        self._baton = None
-        self._in_progress = 0
+        if self._worker is not None:
+            self._worker.cancel()
+            self._worker = None
+        self._wakeup = None
+        for serving in tuple(self._serving):
+            serving.cancel()
 
     def __repr__(self) -> str:
-        return f"Lane({self.name}, queued={len(self._queue)}, workers={len(self._workers)}/{self._max_workers})"
+        return f"Lane({self.name}, queued={len(self._queue)}, serving={len(self._serving)}/{self._max_serving})"

@@ -7,7 +7,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.rocketmq.client.exception.MQBrokerException;
 import org.apache.rocketmq.client.producer.DefaultMQProducer;
 import org.apache.rocketmq.client.producer.SendCallback;
 import org.apache.rocketmq.client.producer.SendResult;
@@ -19,8 +22,10 @@ import org.apache.rocketmq.common.message.Message;
  *
  * <p>Measures DefaultMQProducer throughput and per-call latency: sync sends from one thread, async
  * sends with K in flight, or batches of B messages from one thread. After W warm-up sends, one line:
- * {@code {"mode":..,"messages":..,"seconds":..,"msgsPerSec":..,"p50Ms":..,"p99Ms":..,"errors":..}}
- * (latency per send call; per batch in batch mode).
+ * {@code {"mode":..,"messages":..,"seconds":..,"msgsPerSec":..,"p50Ms":..,"p99Ms":..,"errors":..,
+ * "errorsByKind":{..}}} (latency per send call; per batch in batch mode). An error's kind is the broker's
+ * response code and remark for a broker's refusal, else the exception's class and message, with every number
+ * written as N so that one cause counts once (a queue wait of 201 ms and one of 230 ms are one kind).
  */
 final class ProduceBenchCommand {
     private ProduceBenchCommand() {
@@ -34,6 +39,7 @@ final class ProduceBenchCommand {
         int inflight = a.getInt("inflight", 64);
         int batchSize = a.getInt("batch", 32);
         int warmup = a.getInt("warmup", 2000);
+        ConcurrentMap<String, AtomicInteger> errorKinds = new ConcurrentHashMap<>();
         byte[] body = new byte[size];
         Arrays.fill(body, (byte) 'j');
 
@@ -41,9 +47,9 @@ final class ProduceBenchCommand {
         producer.setNamesrvAddr(a.require("namesrv"));
         producer.start();
         try {
-            run(producer, topic, mode, warmup, body, inflight, batchSize);
+            run(producer, topic, mode, warmup, body, inflight, batchSize, new ConcurrentHashMap<>());
             long cpuBefore = processCpuNanos();
-            long[] lat = run(producer, topic, mode, count, body, inflight, batchSize);
+            long[] lat = run(producer, topic, mode, count, body, inflight, batchSize, errorKinds);
             long cpu = processCpuNanos() - cpuBefore;
             long elapsed = lat[lat.length - 1];
             long errors = lat[lat.length - 2];
@@ -57,6 +63,9 @@ final class ProduceBenchCommand {
             out.put("p50Ms", samples[samples.length / 2] / 1e6);
             out.put("p99Ms", samples[Math.min(samples.length - 1, (int) (samples.length * 0.99))] / 1e6);
             out.put("errors", errors);
+            Map<String, Integer> byKind = new LinkedHashMap<>();
+            errorKinds.forEach((kind, n) -> byKind.put(kind, n.get()));
+            out.put("errorsByKind", byKind);
             // the client's own CPU (every JVM thread, JIT and GC included) per message of the timed run
             out.put("cpuUsPerMsg", cpu / 1e3 / count);
             Peer.Out.emit(out);
@@ -70,9 +79,22 @@ final class ProduceBenchCommand {
             java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
-    /** Latencies in ns, then the error count, then the elapsed ns. */
+    /** What went wrong, without the numbers that differ from one send to the next. */
+    private static String errorKind(Throwable e) {
+        if (e instanceof MQBrokerException) {
+            MQBrokerException refused = (MQBrokerException) e;
+            return "broker code " + refused.getResponseCode() + ": " + withoutNumbers(refused.getErrorMessage());
+        }
+        return e.getClass().getSimpleName() + ": " + withoutNumbers(e.getMessage());
+    }
+
+    private static String withoutNumbers(String text) {
+        return text == null ? "" : text.replaceAll("\\d+", "N");
+    }
+
+    /** Latencies in ns, then the error count, then the elapsed ns; each async failure counted in errorKinds. */
     private static long[] run(DefaultMQProducer producer, String topic, String mode, int count, byte[] body,
-        int inflight, int batchSize) throws Exception {
+        int inflight, int batchSize, ConcurrentMap<String, AtomicInteger> errorKinds) throws Exception {
         long start = System.nanoTime();
         long errors = 0;
         long[] lat;
@@ -105,6 +127,7 @@ final class ProduceBenchCommand {
                     public void onException(Throwable e) {
                         latencies[index] = System.nanoTime() - t0;
                         failed.incrementAndGet();
+                        errorKinds.computeIfAbsent(errorKind(e), k -> new AtomicInteger()).incrementAndGet();
                         permits.release();
                         done.countDown();
                     }
