@@ -8,8 +8,9 @@
 #      installed without a compiler, and the hermetic suite against that installed wheel's compiled modules,
 #      which must load (ci/wheel.sh): the suite against the compiled modules, on every supported Python, this
 #      run's own included (a separate run of it from the source tree would repeat that one); this stage
-#      starts in the background with stage 0 and runs beside stages 0 and 1 (each of which keeps about one
-#      core busy), and its log, one summary line per Python at the end, is printed after stage 1,
+#      starts in the background with stage 0 and runs beside stages 0, 1 and the start of stage 3 (the
+#      compatibility suite no longer waits for it: it was the stage that suite waited for), and its log, one
+#      summary line per Python at the end, is printed after stage 3,
 #   3. the compatibility suite against the official Java RocketMQ processes, then those of its tests that
 #      issues 10 and 30 name for a broker on more than one process (Java clients, kill -9 during SYNC_FLUSH
 #      sends, the store moves, ACL, the Go, C++ and Node clients), with bad frames and TLS, again with our
@@ -55,13 +56,6 @@ docs_out=$(mktemp -d)
 rm -rf "$docs_out"
 
 ROCKETMQ_PY_NO_EXTENSIONS=1 run_pytest "unit and loopback tests, pure-Python twins" tests -q -p no:cacheprovider
-stage "the manylinux wheels, installed without a compiler: the hermetic suite on each supported Python"
-wheel_status=0
-wait "$wheel_pid" || wheel_status=$?
-trap - EXIT
-cat "$wheel_log"
-rm -f "$wheel_log"
-[ "$wheel_status" -eq 0 ] || exit "$wheel_status"
 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "compatibility tests against Java RocketMQ" compat-tests -q -p no:cacheprovider -rs \
   --durations=25 -m "not docker"
 ROCKETMQ_PY_BROKER_WORKERS=2 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest \
@@ -74,6 +68,14 @@ ROCKETMQ_PY_BROKER_WORKERS=2 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest \
   "the Go, C++ and Node clients again, our broker with two front processes" \
   compat-tests/test_client_go.py compat-tests/test_client_cpp.py compat-tests/test_client_node.py -k ours \
   -q -p no:cacheprovider -rs -m "not docker"
+
+stage "the manylinux wheels, installed without a compiler: the hermetic suite on each supported Python"
+wheel_status=0
+wait "$wheel_pid" || wheel_status=$?
+trap - EXIT
+cat "$wheel_log"
+rm -f "$wheel_log"
+[ "$wheel_status" -eq 0 ] || exit "$wheel_status"
 
 source ci/docker.sh
 if docker_start; then
