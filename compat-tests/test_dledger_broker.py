@@ -59,14 +59,11 @@ def _mixed_sends(group: DLedgerBrokerGroup, namesrv_addr: str, leader: str, phas
     total = 2 * PER_PRODUCER
     # A send answered with an error (no majority within 2.5 s, on a loaded machine) may be stored as well as
     # its retry: the consumer reads all the master holds, and the duplicates are counted.
-    stored = group.stored(topic)
     with phases("consume"):
-        consumed = run_peer("consume", namesrv=namesrv_addr, topic=topic, group=f"dledger_cg_{uuid.uuid4().hex[:6]}",
-                            count=stored, timeout_ms=int(DEADLINE_S * 1000), timeout=DEADLINE_S + 60)
-    done = consumed[-1]
-    offsets = {(line["queueId"], line["queueOffset"]) for line in consumed[:-1]}
-    python_bodies = [line["bodyBase64"] for line in consumed[:-1] if line["bodyBase64"].startswith("cHkt")]
-    java_count = len(consumed) - 1 - len(python_bodies)
+        stored, consumed, done = group.consume_stored(topic, DEADLINE_S)
+    offsets = {(line["queueId"], line["queueOffset"]) for line in consumed}
+    python_bodies = [line["bodyBase64"] for line in consumed if line["bodyBase64"].startswith("cHkt")]
+    java_count = len(consumed) - len(python_bodies)
     print(f"sent {total} ({PER_PRODUCER} Java, {PER_PRODUCER} ours); stored {stored} ({stored - total} "
           f"duplicates of retried sends); the Java consumer read {done['count']}, {len(offsets)} distinct")
     assert done["count"] == stored >= total and not done["timedOut"]
@@ -165,11 +162,9 @@ def _failover(group: DLedgerBrokerGroup, namesrv_addr: str, victim: str, tmp_pat
     assert go_resumed.stored_by in {member.addr for member in group.members.values()}, go_resumed
     # A failed attempt may be stored too (committed under the next leader): the consumer reads all the master
     # holds, and the duplicates are counted.
-    stored = group.stored(topic)
     with phases("failover consume"):
-        consumed = run_peer("consume", namesrv=namesrv_addr, topic=topic, group=f"dledger_cg_{uuid.uuid4().hex[:6]}",
-                            count=stored, timeout_ms=int(DEADLINE_S * 1000), timeout=DEADLINE_S + 60)
-    keys = [line["keys"] for line in consumed[:-1]]
+        stored, consumed, done = group.consume_stored(topic, DEADLINE_S)
+    keys = [line["keys"] for line in consumed]
     java_keys = [key for key in keys if key.startswith("k-")]
     py_keys = [key for key in keys if key.startswith("py-")]
     go_keys = [key for key in keys if key.startswith("go-")]
@@ -185,7 +180,7 @@ def _failover(group: DLedgerBrokerGroup, namesrv_addr: str, victim: str, tmp_pat
           f"{go_resumed.read_at - killed_at:.1f} s after the kill (the producer had started "
           f"{killed_at - go_sends.started_at:.1f} s before it); failed attempts retried: {dict(go_sends.failures)}; "
           f"consumed {len(go_keys)}, {len(go_keys) - len(set(go_keys))} duplicates")
-    assert consumed[-1]["count"] == stored == len(keys) and not consumed[-1]["timedOut"], consumed[-1]
+    assert done["count"] == stored == len(keys) and not done["timedOut"], done
     assert len(acked) == FAILOVER_SENDS
     assert acked <= set(java_keys), f"acknowledged but not consumed: {sorted(acked - set(java_keys))[:20]}"
     assert py_acked <= set(py_keys), f"acknowledged but not consumed: {sorted(py_acked - set(py_keys))[:20]}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from rocketmq_py.dledger import DLedgerEntry
 from . import ha, wire
 from .dledger_nodes import log_entries
 from .link_proxy import LinkProxies
+from .peers import run_peer
 from .processes import JavaBroker, free_port
 from .py_servers import PythonBroker
 
@@ -154,6 +156,15 @@ class DLedgerBrokerGroup:
             assert header.get("code") == 0, header
             total += int(header["extFields"]["offset"])
         return total
+
+    def consume_stored(self, topic: str, deadline_s: float) -> tuple[int, list[dict], dict]:
+        """Read everything the master holds of ``topic`` with the Java push consumer of a new group: how many it
+        holds (:meth:`stored`), the consumer's line of each message and its last line (``count``, ``timedOut``).
+        Reading exactly what is stored, not what was acknowledged, counts the copies of retried sends."""
+        stored = self.stored(topic)
+        lines = run_peer("consume", namesrv=self.namesrv_addr, topic=topic, group=f"dledger_cg_{uuid.uuid4().hex[:6]}",
+                         count=stored, timeout_ms=int(deadline_s * 1000), timeout=deadline_s + 60)
+        return stored, lines[:-1], lines[-1]
 
     def member_at(self, address: str) -> str:
         return next(m for m, member in self.members.items() if member.addr == address)
