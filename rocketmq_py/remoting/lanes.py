@@ -250,7 +250,7 @@ class Lane:
         return True
 
     def close(self) -> None:
-        """Drop what is queued and stop the workers (a later submit starts them again)."""
+        """Drop what is queued and stop the worker (a later submit starts it again)."""
         self._queue.clear()
         if self._sweep_timer is not None:
             self._sweep_timer.cancel()
