@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -89,6 +90,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--inflight", type=int, default=64)
     parser.add_argument("--kinds", default="python,java", help="which groups to measure, in order")
+    parser.add_argument("--keep", action="store_true", help="keep the members' stores and logs (a temporary directory)")
     args = parser.parse_args()
     build = ensure_built()
     work = Path(tempfile.mkdtemp(prefix="dledger-bench-"))
@@ -99,6 +101,8 @@ def main() -> None:
                    for kind in args.kinds.split(",")}
     finally:
         namesrv.stop()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)  # 780 MB of data files per group and run
     print(json.dumps({"benchmark": "dledger-group-send", "count": args.count, "size": args.size,
                       "inflight": args.inflight, "cpus": os.cpu_count(), "results": results}, indent=1))
 
