@@ -8,7 +8,7 @@ broker's response code and remark, or the client's exception), the group's CPU Â
 member's main thread did (ours: ran, waited for a CPU, slept: shares of the measured time), and the machine's load
 average before and after (the machine is shared: compare runs taken side by side).
 
-    .venv/bin/python benchmarks/broker/dledger.py [--count 20000] [--size 1024] [--inflight 64]
+    .venv/bin/python benchmarks/broker/dledger.py [--count 20000] [--size 1024] [--inflight 64] [--keep]
 """
 from __future__ import annotations
 
