@@ -105,6 +105,31 @@ def test_json_bodies_are_checked_against_their_java_types():
         json_shape.decode(b"{", {"a": str}, "Body")
 
 
+@pytest.mark.parametrize("value, shape, where, expected", [
+    ({"a": {"b": [1, "x"]}}, {"a": {"b": [json_shape.INT]}}, "Body.a.b[1]", "an Integer: 'x'"),
+    ({"m": {"k": {"z": True}}}, {"m": json_shape.MapOf({"z": json_shape.LONG})}, "Body.m.k.z", "a Long: True"),
+    ({"a": 1 << 31}, {"a": json_shape.INT}, "Body.a", "an Integer: 2147483648"),
+    ({"a": [None]}, {"a": [str]}, "Body.a[0]", "a string: None"),
+    ("x", json_shape.LONG, "Body", "a Long: 'x'"),
+])
+def test_a_value_that_does_not_fit_is_named_by_its_whole_path(value, shape, where, expected):
+    # The path is put together only on the way out of a misfit: what fits builds no strings.
+    with pytest.raises(BadRequestError) as caught:
+        json_shape.check(value, shape, "Body")
+    assert caught.value.field == where
+    assert str(caught.value) == f"{where} is not {expected}"
+
+
+def test_the_bounds_of_java_integers_fit_and_numbers_beside_them_do_not():
+    for shape in (json_shape.INT, json_shape.LONG):
+        low, high = -(1 << (shape.bits - 1)), (1 << (shape.bits - 1)) - 1
+        assert json_shape.check({"n": low, "m": high}, {"n": shape, "m": shape}, "B") == {"n": low, "m": high}
+        for outside in (low - 1, high + 1):
+            with pytest.raises(BadRequestError):
+                json_shape.check({"n": outside}, {"n": shape}, "B")
+    assert json_shape.check({"n": "12", "s": 5}, {"n": json_shape.INT, "s": str}, "B") == {"n": 12, "s": "5"}
+
+
 def _registration(**changes):
     fields = {"brokerName": "b", "brokerAddr": "127.0.0.1:10911", "clusterName": "c",
               "haServerAddr": "127.0.0.1:10912", "brokerId": "0", **changes}

@@ -57,3 +57,13 @@ def process_tree_cpu_s(pid: int) -> float:
         except FileNotFoundError:
             pass  # it exited between the listing and the reading
     return total
+
+
+def main_thread_sched_s(pid: int) -> tuple[float, float]:
+    """Seconds the main thread of ``pid`` ran on a CPU and seconds it waited in the run queue for one
+    (``/proc/<pid>/task/<pid>/schedstat``, in ns). Over a window of wall time, what remains of it is time the
+    thread slept: an event loop that runs plus waits for about the whole window is bound by the CPU it gets,
+    one that mostly sleeps is bound by what it waits for."""
+    with open(f"/proc/{pid}/task/{pid}/schedstat") as schedstat:
+        ran_ns, waited_ns = schedstat.read().split()[:2]
+    return int(ran_ns) / 1e9, int(waited_ns) / 1e9

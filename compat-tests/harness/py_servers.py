@@ -85,9 +85,13 @@ class OurServer:
         conf = self.workdir / f"{self.kind}.conf"
         write_properties(conf, config)
         self._log = open(self.log_path, "ab")
+        # A session of its own, as the harness's Java servers have: with the kernel's autogroup scheduling (on by
+        # default) each session shares the CPU equally with the others, so servers left in the test's session
+        # would share one share between them, and with the test's clients, while each JVM has one of its own.
         self.proc = subprocess.Popen(die_with_parent([self.python, "-m", "rocketmq_py", self.kind, "-c", str(conf)]),
                                      stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     env={**os.environ, "PYTHONPATH": str(self.root), **self.env}, cwd=self.workdir)
+                                     env={**os.environ, "PYTHONPATH": str(self.root), **self.env}, cwd=self.workdir,
+                                     start_new_session=True)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -22,7 +22,7 @@ of the first value that does not fit.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rocketmq_py.errors import BadRequestError, CodecError
@@ -33,10 +33,16 @@ class Integer:
     """A Java integral type of ``bits`` bits."""
 
     bits: int
+    #: The smallest value, and the first value above the largest.
+    low: int = field(init=False)
+    high: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "low", -(1 << (self.bits - 1)))
+        object.__setattr__(self, "high", 1 << (self.bits - 1))
 
     def fits(self, value: int) -> bool:
-        limit = 1 << (self.bits - 1)
-        return -limit <= value < limit
+        return self.low <= value < self.high
 
 
 INT = Integer(32)
@@ -64,7 +70,51 @@ def decode(body: bytes | None, shape: Any, what: str) -> Any:
 
 def check(value: Any, shape: Any, path: str) -> Any:
     """``value`` converted to ``shape``; raises :class:`BadRequestError` naming ``path`` when it does not fit."""
-    if shape is str:
+    try:
+        return _check(value, shape)
+    except _Misfit as misfit:
+        where = path + "".join(reversed(misfit.steps))
+        raise BadRequestError(f"{where} is not {_describe(misfit.shape)}: {_preview(misfit.value)}",
+                              field=where) from None
+
+
+class _Misfit(Exception):
+    """A value that does not fit its shape; each array or object it is in adds its step to the path on the way
+    out, so that a body that fits (every peer push, every heartbeat) builds no path strings at all."""
+
+    def __init__(self, shape: Any, value: Any) -> None:
+        super().__init__()
+        self.shape = shape
+        self.value = value
+        #: The steps from the value up to the checked root, innermost first (``.key``, ``[index]``).
+        self.steps: list[str] = []
+
+
+def _check(value: Any, shape: Any) -> Any:
+    if isinstance(shape, dict):
+        if isinstance(value, dict):
+            checked = dict(value)
+            for key, item_shape in shape.items():
+                item = value.get(key)
+                if item is None:
+                    checked.pop(key, None)  # a null reads as absent: the decoders then take Java's default
+                    continue
+                # The common fits without a call: a string, or a number in its range, stays as it is.
+                if type(item) is str and item_shape is str:
+                    continue
+                if type(item) is int and type(item_shape) is Integer and item_shape.low <= item < item_shape.high:
+                    continue
+                try:
+                    checked[key] = _check(item, item_shape)
+                except _Misfit as misfit:
+                    misfit.steps.append(f".{key}")
+                    raise
+            return checked
+    elif isinstance(shape, Integer):
+        number = value if type(value) is int else _integer(value)
+        if number is not None and shape.fits(number):
+            return number
+    elif shape is str:
         if isinstance(value, str):
             return value
         if isinstance(value, int) and not isinstance(value, bool):
@@ -74,35 +124,35 @@ def check(value: Any, shape: Any, path: str) -> Any:
             return value
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
-    elif isinstance(shape, Integer):
-        number = _integer(value)
-        if number is not None and shape.fits(number):
-            return number
     elif isinstance(shape, type) and issubclass(shape, enum.Enum):
-        members = list(shape)
         if isinstance(value, str) and value in shape.__members__:
             return shape[value].value
+        members = list(shape)
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(members):
             return members[value].value
     elif isinstance(shape, list):
         if isinstance(value, list):
-            return [check(item, shape[0], f"{path}[{index}]") for index, item in enumerate(value)]
+            checked_items = []
+            for index, item in enumerate(value):
+                try:
+                    checked_items.append(_check(item, shape[0]))
+                except _Misfit as misfit:
+                    misfit.steps.append(f"[{index}]")
+                    raise
+            return checked_items
     elif isinstance(shape, MapOf):
         if isinstance(value, dict):
-            return {key: check(item, shape.value, f"{path}.{key}") for key, item in value.items()}
-    elif isinstance(shape, dict):
-        if isinstance(value, dict):
-            checked = dict(value)
-            for key, item_shape in shape.items():
-                item = value.get(key)
-                if item is None:
-                    checked.pop(key, None)  # a null reads as absent: the decoders then take Java's default
-                else:
-                    checked[key] = check(item, item_shape, f"{path}.{key}")
-            return checked
+            checked_map = {}
+            for key, item in value.items():
+                try:
+                    checked_map[key] = _check(item, shape.value)
+                except _Misfit as misfit:
+                    misfit.steps.append(f".{key}")
+                    raise
+            return checked_map
     else:
         raise TypeError(f"not a JSON shape: {shape!r}")
-    raise BadRequestError(f"{path} is not {_describe(shape)}: {_preview(value)}", field=path)
+    raise _Misfit(shape, value)
 
 
 def _integer(value: Any) -> int | None:

@@ -424,6 +424,16 @@ class _EntryDispatcher:
                       self.state.self_id, self.peer_id, response.index, response.term)
             self._change_state(-1, PushType.COMPARE)
             self.waker.wake()
+        elif code is ResponseCode.REPEATED_PUSH and response.term == self.term and \
+                response.end_index < self.pusher.peer_water_mark(self.term, self.peer_id):
+            # The follower holds this push already, waiting for entries below it that it acknowledged once and has
+            # lost (a restart): its one INCONSISTENT_STATE for that gap may have come after the call's timeout, and
+            # it never sends another, so without a comparison no push would ever fill the gap.
+            _log.warning("[%s] %s ends at %d, below the %d it acknowledged, and holds the push of %s: comparing "
+                         "again", self.state.self_id, self.peer_id, response.end_index,
+                         self.pusher.peer_water_mark(self.term, self.peer_id), response.index)
+            self._change_state(-1, PushType.COMPARE)
+            self.waker.wake()
         else:
             _log.warning("[%s] %s answered %s to a push: %s", self.state.self_id, self.peer_id, code.name,
                          response.base_info())
