@@ -7,6 +7,8 @@ import itertools
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rocketmq_py import codec
 from rocketmq_py.client.consumer import (
@@ -266,6 +268,32 @@ def test_process_queue_keeps_order_with_out_of_order_puts():
     for offset in (5, 9, 7, 1, 8):
         pq.put_messages([message(offset)])
     assert [m.queue_offset for m in pq.take_messages(10)] == [1, 5, 7, 8, 9]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 40), max_size=8), max_size=8), st.integers(0, 3))
+def test_process_queue_puts_any_batches_as_one_message_at_a_time(batches, consumed):
+    """A pull's batch (ascending, past the cache) is stored in one step; any other batch (out of order, repeated or
+    overlapping offsets) one message at a time: both count, size and order it as putting each message would."""
+    pq = ProcessQueue()
+    model: dict[int, int] = {}
+    offset_max = 0
+    for batch in batches:
+        messages = [message(offset, 1 + offset % 5) for offset in batch]
+        pq.put_messages(messages)
+        for m in messages:
+            if m.queue_offset not in model:
+                model[m.queue_offset] = len(m.body)
+                offset_max = m.queue_offset
+        taken = pq.take_messages(consumed)
+        assert [m.queue_offset for m in taken] == sorted(model)[:len(taken)]
+        if taken:
+            pq.commit()
+            for m in taken:
+                del model[m.queue_offset]
+        assert (pq.msg_count, pq.msg_size) == (len(model), sum(model.values()))
+        assert pq.queue_offset_max == offset_max
+    assert [m.queue_offset for m in pq.take_messages(100)] == sorted(model)
 
 
 def test_push_flow_control_thresholds_pause_and_are_counted_by_reason():
