@@ -199,6 +199,25 @@ def test_consumer_data_json():
     assert ConsumerData.from_json(data).subscription_data_set[0].topic == "T"
 
 
+def test_message_queue_is_a_value_equal_hashed_and_ordered_by_its_fields():
+    queue = MessageQueue("T", "broker-a", 1)
+    same = MessageQueue(topic="T", broker_name="broker-a", queue_id=1)
+    assert queue == same and hash(queue) == hash(same) and queue is not same
+    assert {queue: 1}[same] == 1, "a queue made again finds the entries of the first"
+    assert len({queue, same, MessageQueue("T", "broker-a", 2), MessageQueue("T", "broker-b", 1)}) == 3
+    assert queue != MessageQueue("U", "broker-a", 1) and queue != MessageQueue("T", "broker-a", 2)
+    # Java's compareTo: topic, then broker name, then queue id
+    assert sorted([MessageQueue("T", "b", 0), MessageQueue("S", "z", 9), MessageQueue("T", "a", 5),
+                   MessageQueue("T", "a", 1)]) == [MessageQueue("S", "z", 9), MessageQueue("T", "a", 1),
+                                                   MessageQueue("T", "a", 5), MessageQueue("T", "b", 0)]
+    with pytest.raises(AttributeError):
+        queue.queue_id = 2  # type: ignore[misc]
+    assert MessageQueue.from_json(queue.to_json()) == queue
+    assert queue.to_json() == {"brokerName": "broker-a", "queueId": 1, "topic": "T"}
+    assert str(queue) == "MessageQueue [topic=T, brokerName=broker-a, queueId=1]"
+    assert repr(queue) == "MessageQueue(topic='T', broker_name='broker-a', queue_id=1)"
+
+
 # --- process queue ---------------------------------------------------------------------------------
 
 
