@@ -163,6 +163,13 @@ class ProcessQueue:
         with self._changes:
             return self._msg_size
 
+    def cached_now(self) -> tuple[int, int]:
+        """Messages and bytes cached, for the flow control before each pull: read at once rather than under the
+        lock, as Java reads its atomic counters, so that the event loop never waits for a consume thread here. A
+        removal recorded but not yet made (its thread holds the lock) still counts: the figures can be a moment
+        high, never low, since the pull loop makes every put itself."""
+        return self._msg_count, self._msg_size
+
     @property
     def in_flight(self) -> int:
         """Consume requests handed to the listener and not finished."""
