@@ -188,8 +188,9 @@ class ProcessQueue:
 
     # --- state -------------------------------------------------------------------------------
 
-    def is_lock_expired(self) -> bool:
-        return now_ms() - self.last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME_MS
+    def is_lock_expired(self, now: int | None = None) -> bool:
+        """Whether the broker lock is older than it may be (``now``: the wall clock in ms, if already read)."""
+        return (now_ms() if now is None else now) - self.last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME_MS
 
     def is_pull_expired(self) -> bool:
         return now_ms() - self.last_pull_timestamp > PULL_MAX_IDLE_TIME_MS
@@ -294,10 +295,11 @@ class ProcessQueue:
         with self._changes:
             return self._commit()
 
-    def commit_and_take(self, batch_size: int) -> tuple[int, list[MessageExt]]:
+    def commit_and_take(self, batch_size: int, now: int) -> tuple[int, list[MessageExt]]:
         """Orderly: ``commit()`` then ``take_messages(batch_size)`` under one hold of the lock, as a consume thread
-        does after each batch; the offset to commit next (or -1) and the next batch."""
-        self.last_consume_timestamp = now_ms()
+        does after each batch (``now``: the wall clock in ms, read once per batch); the offset to commit next (or -1)
+        and the next batch."""
+        self.last_consume_timestamp = now
         with self._changes:
             return self._commit(), self._take(batch_size)
 
