@@ -70,6 +70,8 @@ def test_json_output_flattens_maps_keyed_by_queue():
         {"topic": "T", "broker_name": "b", "queue_id": 1, "min_offset": 0, "max_offset": 5, "last_update_timestamp": 9},
     ]
     assert jsonable({"groups": {"b", "a"}}) == {"groups": ["a", "b"]}
+    assert jsonable({"queue": MessageQueue("T", "b", 1)}) == {
+        "queue": {"topic": "T", "broker_name": "b", "queue_id": 1}}, "a queue is an object, not a list"
 
 
 def test_the_acl_keys_come_from_the_flags_or_from_tools_yml(tmp_path):

@@ -82,11 +82,11 @@ def test_commit_and_take_commits_the_batch_and_takes_the_next_with_counts_and_si
     pq = ProcessQueue()
     pq.put_messages([message(offset, size=offset + 1) for offset in range(5)])  # bodies of 1..5 bytes: 15
     assert [m.queue_offset for m in pq.take_messages(2)] == [0, 1]
-    offset, batch = pq.commit_and_take(2)
+    offset, batch = pq.commit_and_take(2, now_ms())
     assert offset == 2 and [m.queue_offset for m in batch] == [2, 3]
     assert (pq.msg_count, pq.msg_size) == (3, 12), "offsets 0 and 1 (1 + 2 bytes) are gone"
     pq.make_message_to_consume_again(batch[1:])
-    offset, batch = pq.commit_and_take(5)
+    offset, batch = pq.commit_and_take(5, now_ms())
     assert offset == 3, "only offset 2 was still consuming"
     assert [m.queue_offset for m in batch] == [3, 4]
     assert (pq.msg_count, pq.msg_size) == (2, 9)
@@ -95,9 +95,10 @@ def test_commit_and_take_commits_the_batch_and_takes_the_next_with_counts_and_si
     assert (info.transaction_msg_min_offset, info.transaction_msg_max_offset, info.transaction_msg_count) == (3, 4, 2)
     pq.rollback()
     assert [m.queue_offset for m in pq.take_messages(5)] == [3, 4], "rolled back in offset order"
-    assert pq.commit_and_take(5) == (5, [])
+    assert pq.commit_and_take(5, now_ms()) == (5, [])
     assert (pq.msg_count, pq.msg_size, pq.consuming) == (0, 0, False)
-    assert pq.commit_and_take(1) == (-1, [])
+    assert pq.commit_and_take(1, 1_700_000_000_123) == (-1, [])
+    assert pq.last_consume_timestamp == 1_700_000_000_123, "the batch's one reading of the clock"
 
 
 def test_a_consume_thread_holds_the_queue_lock_once_per_batch_and_commits_only_consumed_offsets(loop):

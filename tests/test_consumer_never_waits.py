@@ -99,3 +99,26 @@ def test_a_consume_thread_finishes_its_message_while_the_bookkeeping_locks_are_h
     assert (pq.msg_count, pq.in_flight) == (2, 0)
     assert pq.first_offset() == 12
     assert consumer.stats.status("T").consume_ok_tps * 60 == 2
+
+
+def test_the_pull_loop_reads_its_figures_while_a_consume_thread_holds_the_bookkeeping_locks():
+    """Before every pull the event loop checks the queue's cache (flow control) and reads the offset to commit; a
+    consume thread that lost the GIL inside the process queue's or the offset store's lock must not hold up the
+    pulls of every queue (Java reads atomic counters and a concurrent map there)."""
+    from rocketmq_py.client.consumer.push import FLOW_CONTROL_DELAY_S, AsyncPushConsumer
+
+    queue = MessageQueue("T", "broker-a", 0)
+    consumer = AsyncPushConsumer("g", namesrv_addr="127.0.0.1:1", pull_threshold_for_queue=3)
+    offsets = consumer.offset_store = RemoteBrokerOffsetStore(None, "g")  # type: ignore[arg-type]
+    pq = ProcessQueue()
+    pq.put_messages(messages(queue, range(4)))
+    offsets.update_offset(queue, 7, False)
+    seen = {}
+
+    def before_a_pull() -> None:
+        seen["delay"] = consumer._flow_control_delay(queue, pq)
+        seen["commit offset"] = offsets.peek_offset(queue)
+
+    with pq._changes, offsets._updates:
+        assert in_thread(before_a_pull).wait(BLOCKED_FOR_GOOD_S), "the pull loop waited for a bookkeeping lock"
+    assert seen == {"delay": FLOW_CONTROL_DELAY_S, "commit offset": 7}, "4 cached, over the threshold of 3"

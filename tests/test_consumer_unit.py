@@ -7,6 +7,8 @@ import itertools
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rocketmq_py import codec
 from rocketmq_py.client.consumer import (
@@ -197,6 +199,25 @@ def test_consumer_data_json():
     assert ConsumerData.from_json(data).subscription_data_set[0].topic == "T"
 
 
+def test_message_queue_is_a_value_equal_hashed_and_ordered_by_its_fields():
+    queue = MessageQueue("T", "broker-a", 1)
+    same = MessageQueue(topic="T", broker_name="broker-a", queue_id=1)
+    assert queue == same and hash(queue) == hash(same) and queue is not same
+    assert {queue: 1}[same] == 1, "a queue made again finds the entries of the first"
+    assert len({queue, same, MessageQueue("T", "broker-a", 2), MessageQueue("T", "broker-b", 1)}) == 3
+    assert queue != MessageQueue("U", "broker-a", 1) and queue != MessageQueue("T", "broker-a", 2)
+    # Java's compareTo: topic, then broker name, then queue id
+    assert sorted([MessageQueue("T", "b", 0), MessageQueue("S", "z", 9), MessageQueue("T", "a", 5),
+                   MessageQueue("T", "a", 1)]) == [MessageQueue("S", "z", 9), MessageQueue("T", "a", 1),
+                                                   MessageQueue("T", "a", 5), MessageQueue("T", "b", 0)]
+    with pytest.raises(AttributeError):
+        queue.queue_id = 2  # type: ignore[misc]
+    assert MessageQueue.from_json(queue.to_json()) == queue
+    assert queue.to_json() == {"brokerName": "broker-a", "queueId": 1, "topic": "T"}
+    assert str(queue) == "MessageQueue [topic=T, brokerName=broker-a, queueId=1]"
+    assert repr(queue) == "MessageQueue(topic='T', broker_name='broker-a', queue_id=1)"
+
+
 # --- process queue ---------------------------------------------------------------------------------
 
 
@@ -266,6 +287,32 @@ def test_process_queue_keeps_order_with_out_of_order_puts():
     for offset in (5, 9, 7, 1, 8):
         pq.put_messages([message(offset)])
     assert [m.queue_offset for m in pq.take_messages(10)] == [1, 5, 7, 8, 9]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 40), max_size=8), max_size=8), st.integers(0, 3))
+def test_process_queue_puts_any_batches_as_one_message_at_a_time(batches, consumed):
+    """A pull's batch (ascending, past the cache) is stored in one step; any other batch (out of order, repeated or
+    overlapping offsets) one message at a time: both count, size and order it as putting each message would."""
+    pq = ProcessQueue()
+    model: dict[int, int] = {}
+    offset_max = 0
+    for batch in batches:
+        messages = [message(offset, 1 + offset % 5) for offset in batch]
+        pq.put_messages(messages)
+        for m in messages:
+            if m.queue_offset not in model:
+                model[m.queue_offset] = len(m.body)
+                offset_max = m.queue_offset
+        taken = pq.take_messages(consumed)
+        assert [m.queue_offset for m in taken] == sorted(model)[:len(taken)]
+        if taken:
+            pq.commit()
+            for m in taken:
+                del model[m.queue_offset]
+        assert (pq.msg_count, pq.msg_size) == (len(model), sum(model.values()))
+        assert pq.queue_offset_max == offset_max
+    assert [m.queue_offset for m in pq.take_messages(100)] == sorted(model)
 
 
 def test_push_flow_control_thresholds_pause_and_are_counted_by_reason():

@@ -35,6 +35,7 @@ import itertools
 import os
 import platform
 import resource
+import shutil
 import sys
 import tempfile
 import threading
@@ -296,21 +297,26 @@ def main() -> None:
         "python": platform.python_version(), "interpreter": sys.executable, "codec": codec.IMPLEMENTATION,
         "uvloop": uvloop_enabled(), "cpus": os.cpu_count(), "loadavgBefore": _loadavg(),
     }
-    with JavaNameServer(workdir=workdir / "namesrv") as namesrv, \
-            JavaBroker(namesrv, workdir=workdir / "broker", broker_name="bench-broker") as broker:
-        mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
-                namesrv=namesrv.addr)
-        loaded = run_peer("produce-bulk", namesrv=namesrv.addr, topic=topic, count=args.count,
-                          body_size=args.body_size, timeout=900, jvm_opts=["-Xms256m", "-Xmx1g"])[-1]
-        report["preload"] = {"sent": loaded["sent"], "seconds": round(loaded["seconds"], 3)}
-        # One untimed read first, so no consumer meets a broker whose pull path is still cold (JIT, page cache).
-        python_lite_pull(namesrv.addr, topic, args.count)
-        results = {}
-        for name, run in RUNS:
-            if name not in chosen:
-                continue
-            results[name] = run(namesrv.addr, topic, args.count)
-            print(f"{name}: {results[name]}", file=sys.stderr)
+    try:
+        with JavaNameServer(workdir=workdir / "namesrv") as namesrv, \
+                JavaBroker(namesrv, workdir=workdir / "broker", broker_name="bench-broker") as broker:
+            mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
+                    namesrv=namesrv.addr)
+            loaded = run_peer("produce-bulk", namesrv=namesrv.addr, topic=topic, count=args.count,
+                              body_size=args.body_size, timeout=900, jvm_opts=["-Xms256m", "-Xmx1g"])[-1]
+            report["preload"] = {"sent": loaded["sent"], "seconds": round(loaded["seconds"], 3)}
+            # One untimed read first, so no consumer meets a broker whose pull path is still cold (JIT, page cache).
+            python_lite_pull(namesrv.addr, topic, args.count)
+            results = {}
+            for name, run in RUNS:
+                if name not in chosen:
+                    continue
+                results[name] = run(namesrv.addr, topic, args.count)
+                print(f"{name}: {results[name]}", file=sys.stderr)
+    finally:
+        # the broker's store (125 MB for the default 100 000 messages): runs that left it behind filled the
+        # disk until the Java broker refused the preload (its disk-full check stops sends at 90 %)
+        shutil.rmtree(workdir, ignore_errors=True)
     report["loadavgAfter"] = _loadavg()
     report["results"] = results
     report["ratios"] = {

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
@@ -46,7 +45,7 @@ class MQAdminImpl:
         self.config = config
 
     def _queue(self, queue: MessageQueue) -> MessageQueue:
-        return replace(queue, topic=self.config.with_namespace(queue.topic))
+        return queue._replace(topic=self.config.with_namespace(queue.topic))
 
     async def create_topic(self, key: str, new_topic: str, queue_num: int, topic_sys_flag: int = 0) -> None:
         """Create ``new_topic`` with ``queue_num`` read and write queues on every master broker that serves the

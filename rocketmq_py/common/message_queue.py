@@ -1,9 +1,7 @@
 """A message queue: topic, broker name and queue id (Java's common/message/MessageQueue)."""
 from __future__ import annotations
 
-from typing import Any
-
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from rocketmq_py.common.json_shape import INT
 
@@ -11,9 +9,14 @@ from rocketmq_py.common.json_shape import INT
 MESSAGE_QUEUE_SHAPE = {"topic": str, "brokerName": str, "queueId": INT}
 
 
-@dataclass(frozen=True, order=True)
-class MessageQueue:
-    """One queue of a topic on one broker: (topic, broker name, queue id)."""
+class MessageQueue(NamedTuple):
+    """One queue of a topic on one broker: (topic, broker name, queue id).
+
+    Immutable, equal and ordered by its fields, as Java's. A named tuple rather than a frozen dataclass: a
+    consumer looks its queues up in dicts for every pull and every consumed batch (offsets, process queues,
+    locks), and a tuple's hash and equality run in C where a dataclass's ``__hash__`` and ``__eq__`` are
+    Python calls.
+    """
 
     topic: str
     broker_name: str

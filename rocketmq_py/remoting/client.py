@@ -101,8 +101,10 @@ class RemotingClient:
 
     async def invoke(self, addr: str, request: RemotingCommand, timeout_ms: float) -> RemotingCommand:
         """Send ``request`` to ``addr`` and wait up to ``timeout_ms`` (connecting included) for the response."""
-        connection, remaining_ms = await self._connection_within(addr, request, timeout_ms)
-        return await self._invoker.invoke(connection, request, remaining_ms)
+        connection = self.connection(addr)
+        if connection is None:  # connecting first: what that took comes off the timeout
+            connection, timeout_ms = await self._connection_within(addr, request, timeout_ms)
+        return await self._invoker.invoke(connection, request, timeout_ms)
 
     async def invoke_callback(
         self, addr: str, request: RemotingCommand, timeout_ms: float, callback: InvokeCallback,

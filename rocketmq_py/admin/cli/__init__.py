@@ -101,6 +101,8 @@ def jsonable(value: object) -> object:
 
     if isinstance(value, MessageExt):
         return jsonable(value.fields() | {"msg_id": value.msg_id})
+    if isinstance(value, MessageQueue):  # a named tuple, written as an object like the dataclasses
+        return _queue_fields(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from rocketmq_py.client.consumer.listener import ConsumeOrderlyContext, ConsumeOrderlyStatus, orderly_status
 from rocketmq_py.client.consumer.process_queue import REBALANCE_LOCK_INTERVAL_MS
 from rocketmq_py.client.consumer.runner import ThreadRunner
+from rocketmq_py.common.clock import now_ms
 from rocketmq_py.common.consumer_body import CMResult, ConsumeMessageDirectlyResult
 from rocketmq_py.common.heartbeat_consumer import MessageModel
 from rocketmq_py.common.message_queue import MessageQueue
@@ -156,11 +157,12 @@ class ConsumeMessageOrderlyService:
             return False
         return True
 
-    def _may_go_on(self, pq: ProcessQueue, queue: MessageQueue, began: float) -> bool:
-        """Whether the task may take another batch; if not, the queue is rescheduled where Java reschedules it."""
+    def _may_go_on(self, pq: ProcessQueue, queue: MessageQueue, began: float, now: int) -> bool:
+        """Whether the task may take another batch (``now``: the wall clock in ms); if not, the queue is rescheduled
+        where Java reschedules it."""
         if pq.dropped or self.stopped:
             return False
-        if self.clustering and (not pq.locked or pq.is_lock_expired()):
+        if self.clustering and (not pq.locked or pq.is_lock_expired(now)):
             self._on_loop(self._try_lock_later_and_reconsume, pq, queue, 10)
             return False
         if time.monotonic() - began > MAX_TIME_CONSUME_CONTINUOUSLY_S:
@@ -170,7 +172,7 @@ class ConsumeMessageOrderlyService:
 
     def _first_batch(self, pq: ProcessQueue, queue: MessageQueue, began: float) -> list[MessageExt]:
         """The task's first batch, smallest offsets first; [] when the task stops at once."""
-        if not self._may_go_on(pq, queue, began):
+        if not self._may_go_on(pq, queue, began, now_ms()):
             return []
         messages = pq.take_messages(self.config.consume_message_batch_max_size)
         if messages:
@@ -224,7 +226,8 @@ class ConsumeMessageOrderlyService:
                 self._log_listener_error(messages, context)
             if pq.dropped:
                 return
-            status = orderly_status(value, has_error, self.group)
+            # a status as a listener returns one needs no call to tell (this runs for every batch)
+            status = value if value.__class__ is ConsumeOrderlyStatus else orderly_status(value, has_error, self.group)
             rt_ms = (time.monotonic() - started) * 1000.0
             messages = self._process_result(messages, status, context, pq, queue, rt_ms, began,
                                             self._send_back_and_wait)
@@ -322,10 +325,11 @@ class ConsumeMessageOrderlyService:
             _log.warning("orderly consumption of %s in %s did not succeed (%s)", queue, self.group, status.value)
         next_batch: list[MessageExt] = []
         commit_offset = -1
-        if keep_going and self._may_go_on(pq, queue, began):
+        now = now_ms()  # one reading for the lock's age and the queue's last consumption
+        if keep_going and self._may_go_on(pq, queue, began, now):
             batch_size = self.config.consume_message_batch_max_size
             if commit:
-                commit_offset, next_batch = pq.commit_and_take(batch_size)
+                commit_offset, next_batch = pq.commit_and_take(batch_size, now)
             else:
                 next_batch = pq.take_messages(batch_size)
         elif commit:

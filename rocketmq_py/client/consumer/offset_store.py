@@ -64,6 +64,14 @@ class OffsetStore(abc.ABC):
         offset = self._offset_in_memory(queue)
         return NO_OFFSET if offset is None else offset
 
+    def peek_offset(self, queue: MessageQueue) -> int:
+        """The offset in memory as it is now, or -1: without waiting for the lock, for the commit offset each pull
+        carries (as Java reads its concurrent map), so that the event loop never waits for a consume thread here.
+        An update recorded but not yet made (its thread holds the lock) is not seen: the offset may lag a moment,
+        which a pull's commit offset may, as it does in Java."""
+        offset = self._offsets.get(queue)
+        return NO_OFFSET if offset is None else offset
+
     def _offset_in_memory(self, queue: MessageQueue) -> int | None:
         with self._updates:
             return self._offsets.get(queue)

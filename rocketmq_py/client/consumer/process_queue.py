@@ -13,6 +13,7 @@ read takes the lock and so sees every removal recorded before it.
 """
 from __future__ import annotations
 
+import operator
 from collections import deque
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -32,6 +33,8 @@ REBALANCE_LOCK_MAX_LIVE_TIME_MS = 30_000
 REBALANCE_LOCK_INTERVAL_MS = 20_000
 
 MAX_OFFSET = MessageConst.MAX_OFFSET
+_queue_offset = operator.attrgetter("queue_offset")
+_body = operator.attrgetter("body")
 
 
 class _OffsetMap:
@@ -68,6 +71,26 @@ class _OffsetMap:
             else:
                 self._order = deque(sorted(messages))
         return is_new
+
+    def put_all(self, messages: list[MessageExt]) -> tuple[int, int, int]:
+        """Store ``messages`` in their order; how many offsets were new, the bytes of their bodies, and the last new
+        offset (-1 when none was new)."""
+        offsets = list(map(_queue_offset, messages))
+        order = self._order
+        if offsets and (not order or offsets[0] > order[-1]) and all(map(operator.lt, offsets, offsets[1:])):
+            # A pull's messages, ascending past every cached offset (``order`` is sorted and holds them all): every
+            # offset is new, and the batch is stored without a Python call per message, as it is for every pull.
+            self.messages.update(zip(offsets, messages))
+            order.extend(offsets)
+            return len(offsets), sum(map(len, map(_body, messages))), offsets[-1]
+        added = size = 0
+        last = -1
+        for offset, message in zip(offsets, messages):
+            if self.put(offset, message):
+                added += 1
+                size += len(message.body)
+                last = offset
+        return added, size, last
 
     def pop(self, offset: int) -> MessageExt | None:
         return self.messages.pop(offset, None)
@@ -140,6 +163,13 @@ class ProcessQueue:
         with self._changes:
             return self._msg_size
 
+    def cached_now(self) -> tuple[int, int]:
+        """Messages and bytes cached, for the flow control before each pull: read at once rather than under the
+        lock, as Java reads its atomic counters, so that the event loop never waits for a consume thread here. A
+        removal recorded but not yet made (its thread holds the lock) still counts: the figures can be a moment
+        high, never low, since the pull loop makes every put itself."""
+        return self._msg_count, self._msg_size
+
     @property
     def in_flight(self) -> int:
         """Consume requests handed to the listener and not finished."""
@@ -158,8 +188,9 @@ class ProcessQueue:
 
     # --- state -------------------------------------------------------------------------------
 
-    def is_lock_expired(self) -> bool:
-        return now_ms() - self.last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME_MS
+    def is_lock_expired(self, now: int | None = None) -> bool:
+        """Whether the broker lock is older than it may be (``now``: the wall clock in ms, if already read)."""
+        return (now_ms() if now is None else now) - self.last_lock_timestamp > REBALANCE_LOCK_MAX_LIVE_TIME_MS
 
     def is_pull_expired(self) -> bool:
         return now_ms() - self.last_pull_timestamp > PULL_MAX_IDLE_TIME_MS
@@ -187,26 +218,20 @@ class ProcessQueue:
 
     # --- concurrently --------------------------------------------------------------------------
 
-    def put_messages(self, messages: Iterable[MessageExt]) -> bool:
+    def put_messages(self, messages: list[MessageExt]) -> bool:
         """Cache pulled messages; True when nothing was being consumed (orderly: start a consume task)."""
-        cached = self._cached
-        added = 0
-        size = 0
-        last = None
         with self._changes:
-            for message in messages:
-                last = message
-                if cached.put(message.queue_offset, message):
-                    added += 1
-                    self.queue_offset_max = message.queue_offset
-                    size += len(message.body)
-            self._msg_count += added
-            self._msg_size += size
+            added, size, last_new = self._cached.put_all(messages)
+            if added:
+                self.queue_offset_max = last_new
+                self._msg_count += added
+                self._msg_size += size
             dispatch = False
-            if cached and not self.consuming:
+            if self._cached and not self.consuming:
                 dispatch = True
                 self.consuming = True
-        if last is not None:
+        if messages:
+            last = messages[-1]
             max_offset = last.properties.get(MAX_OFFSET)
             if max_offset is not None:
                 accumulated = int(max_offset) - last.queue_offset
@@ -270,10 +295,11 @@ class ProcessQueue:
         with self._changes:
             return self._commit()
 
-    def commit_and_take(self, batch_size: int) -> tuple[int, list[MessageExt]]:
+    def commit_and_take(self, batch_size: int, now: int) -> tuple[int, list[MessageExt]]:
         """Orderly: ``commit()`` then ``take_messages(batch_size)`` under one hold of the lock, as a consume thread
-        does after each batch; the offset to commit next (or -1) and the next batch."""
-        self.last_consume_timestamp = now_ms()
+        does after each batch (``now``: the wall clock in ms, read once per batch); the offset to commit next (or -1)
+        and the next batch."""
+        self.last_consume_timestamp = now
         with self._changes:
             return self._commit(), self._take(batch_size)
 

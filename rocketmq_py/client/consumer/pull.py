@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rocketmq_py import codec
-from rocketmq_py.client.consumer.brokers import broker_for_queue
+from rocketmq_py.client.consumer.brokers import broker_for_queue, find_broker_in_subscribe
 from rocketmq_py.common.codes import ResponseCode
 from rocketmq_py.common.filter import SubscriptionData
 from rocketmq_py.common.headers.pull import (
@@ -99,9 +99,12 @@ class PullAPI:
         sub_expression: str | None = None,
         sub_version: int | None = None,
     ) -> PullResult:
-        broker = await broker_for_queue(self.instance, queue, self.pull_from_which_node.get(queue, MASTER_ID), False)
-        if (not subscription.is_tag_type and broker.version
-                and broker.version < SQL92_MIN_BROKER_VERSION):
+        node = self.pull_from_which_node.get(queue, MASTER_ID)
+        # the broker is known at every pull but the first: no coroutine for the look-up then
+        broker = (find_broker_in_subscribe(self.instance, queue.broker_name, node)
+                  or await broker_for_queue(self.instance, queue, node, False))
+        if (broker.version and broker.version < SQL92_MIN_BROKER_VERSION
+                and not subscription.is_tag_type):
             raise ClientError(
                 f"the broker {queue.broker_name} (version {broker.version}) cannot filter by "
                 f"{subscription.expression_type}: upgrade it to 4.1 or later, or subscribe by tag"

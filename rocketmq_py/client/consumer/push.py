@@ -314,12 +314,13 @@ class AsyncPushConsumer(ConsumerMember):
         """Java's flow control of pullMessage: a pause when the queue holds too much that is not consumed yet."""
         config = self.config
         times = self.flow_control
-        if pq.msg_count > config.pull_threshold_for_queue:
+        count, size = pq.cached_now()
+        if count > config.pull_threshold_for_queue:
             times.cached_count += 1
-            what = f"{pq.msg_count} messages cached (pull_threshold_for_queue {config.pull_threshold_for_queue})"
-        elif pq.msg_size > config.pull_threshold_size_for_queue * 1024 * 1024:
+            what = f"{count} messages cached (pull_threshold_for_queue {config.pull_threshold_for_queue})"
+        elif size > config.pull_threshold_size_for_queue * 1024 * 1024:
             times.cached_size += 1
-            what = (f"{pq.msg_size // (1024 * 1024)} MiB cached "
+            what = (f"{size // (1024 * 1024)} MiB cached "
                     f"(pull_threshold_size_for_queue {config.pull_threshold_size_for_queue})")
         elif not self.consume_orderly and pq.max_span > config.consume_concurrently_max_span:
             times.offset_span += 1
@@ -341,6 +342,7 @@ class AsyncPushConsumer(ConsumerMember):
         assert self.pull_api is not None and self.rebalance is not None and self.consume_service is not None
         exception_delay_s = config.pull_time_delay_millis_when_exception / 1000.0
         clustering = config.message_model is MessageModel.CLUSTERING
+        orderly = self.consume_orderly
         previously_locked = False
         while not pq.dropped:
             pq.last_pull_timestamp = now_ms()
@@ -353,7 +355,7 @@ class AsyncPushConsumer(ConsumerMember):
             if delay:
                 await asyncio.sleep(delay)
                 continue
-            if self.consume_orderly:
+            if orderly:
                 if not pq.locked:
                     await asyncio.sleep(exception_delay_s)
                     continue
@@ -370,7 +372,7 @@ class AsyncPushConsumer(ConsumerMember):
                 await asyncio.sleep(exception_delay_s)
                 continue
             assert self.offset_store is not None
-            commit_offset = self.offset_store.read_offset_from_memory(queue) if clustering else 0
+            commit_offset = self.offset_store.peek_offset(queue) if clustering else 0
             sub_expression = None
             if config.post_subscription_when_pull and not subscription.class_filter_mode:
                 sub_expression = subscription.sub_string
