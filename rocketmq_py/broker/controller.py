@@ -99,6 +99,10 @@ class BrokerController:
         self.config = config or BrokerConfig()
         self.store_config = store_config or MessageStoreConfig()
         settle(self.config, self.store_config)
+        if self.config.server_worker_processes is None:
+            # Embedded (the Python API): a library starts no processes its caller did not ask for. The
+            # rocketmq-py broker command has chosen them from the cores by now (settle_worker_processes).
+            self.config.server_worker_processes = 0
         self.config_version = DataVersion()
         config_dir = str(self.store_config.config_dir)
         self.consumer_progress = ConsumerProgressView(self)
