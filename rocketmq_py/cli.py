@@ -112,16 +112,21 @@ def _run_broker(args: argparse.Namespace) -> int:
     if args.print_config:
         sys.stdout.write(format_properties(config_to_properties(broker_config, store_config)))
         return 0
-    fronts = broker_config.server_worker_processes
-    if fronts:
-        _log.info("%d front process%s, from %s; serverWorkerProcesses=0 runs the broker as one process",
-                  fronts, "" if fronts == 1 else "es", origin)
-    else:
-        _log.info("no front processes, from %s: the broker serves its clients in one process", origin)
     controller = BrokerController(broker_config, store_config)
+
+    async def start() -> None:
+        await controller.start()
+        # Once started: a broker that refuses to start says so in its one line.
+        fronts = broker_config.server_worker_processes
+        if fronts:
+            _log.info("%d front process%s, from %s; serverWorkerProcesses=0 runs the broker as one process",
+                      fronts, "" if fronts == 1 else "es", origin)
+        else:
+            _log.info("no front processes, from %s: the broker serves its clients in one process", origin)
+
     from rocketmq_py.remoting.loop import run_on_new_loop
 
-    run_on_new_loop(run_until_stopped(controller.start, controller.shutdown))
+    run_on_new_loop(run_until_stopped(start, controller.shutdown))
     return 0
 
 
