@@ -11,15 +11,18 @@
 #      starts in the background with stage 0 and runs beside stages 0, 1 and the start of stage 3 (the
 #      compatibility suite no longer waits for it: it was the stage that suite waited for), and its log, one
 #      summary line per Python at the end, is printed after stage 3,
-#   3. the compatibility suite against the official Java RocketMQ processes, then those of its tests that
-#      issues 10 and 30 name for a broker on more than one process (Java clients, kill -9 during SYNC_FLUSH
-#      sends, the store moves, ACL, the Go, C++ and Node clients), with bad frames and TLS, again with our
-#      broker's front processes (serverWorkerProcesses=2),
+#   3. the compatibility suite against the official Java RocketMQ processes, our broker as users get it
+#      (serverWorkerProcesses not set: one front process per core, two on CI's two cores), then those of its
+#      tests that issues 10 and 30 name (Java clients, kill -9 during SYNC_FLUSH sends, the store moves, ACL,
+#      the Go, C++ and Node clients), with bad frames and TLS, again with our broker as one process
+#      (serverWorkerProcesses=0),
 #   4. the Docker compatibility suite: our image and the official servers in containers, on a private
 #      Docker engine started for the run and stopped after it (ci/docker.sh).
 # Any failure fails the run, including a pytest run that collected no test; with CI=true a Docker engine
 # that cannot start is a failure too.
 set -euo pipefail
+# The main compatibility stage runs our broker as users get it: nothing in the environment chooses its fronts.
+unset ROCKETMQ_PY_BROKER_WORKERS
 cd "$(dirname "$0")/.."
 started=$SECONDS
 # Each stage's header says how long the run has taken so far: the whole run must stay under 45 minutes.
@@ -56,16 +59,17 @@ docs_out=$(mktemp -d)
 rm -rf "$docs_out"
 
 ROCKETMQ_PY_NO_EXTENSIONS=1 run_pytest "unit and loopback tests, pure-Python twins" tests -q -p no:cacheprovider
+# ROCKETMQ_PY_BROKER_WORKERS unset: our brokers' broker.conf leaves serverWorkerProcesses out (the default).
 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest "compatibility tests against Java RocketMQ" compat-tests -q -p no:cacheprovider -rs \
   --durations=25 -m "not docker"
-ROCKETMQ_PY_BROKER_WORKERS=2 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest \
-  "compatibility tests again, our broker with two front processes" \
+ROCKETMQ_PY_BROKER_WORKERS=0 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest \
+  "compatibility tests again, our broker as one process" \
   compat-tests/test_broker_java_clients.py compat-tests/test_broker_crash.py compat-tests/test_broker_store_move.py \
   compat-tests/test_broker_bad_input.py compat-tests/test_tls.py compat-tests/test_broker_acl_matrix.py \
   -q -p no:cacheprovider -rs -m "not docker"
 # The Go, C++ and Node clients' tests against our broker (their [java] cases do not use it).
-ROCKETMQ_PY_BROKER_WORKERS=2 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest \
-  "the Go, C++ and Node clients again, our broker with two front processes" \
+ROCKETMQ_PY_BROKER_WORKERS=0 ROCKETMQ_PY_REQUIRE_EXTENSIONS=1 run_pytest \
+  "the Go, C++ and Node clients again, our broker as one process" \
   compat-tests/test_client_go.py compat-tests/test_client_cpp.py compat-tests/test_client_node.py -k ours \
   -q -p no:cacheprovider -rs -m "not docker"
 

@@ -20,7 +20,7 @@ import pytest
 from harness import backend, run_peer, unique_name, wire
 from harness.peers import CLIENT_JVM_OPTS
 from harness.processes import JavaBroker, JavaNameServer, free_broker_port, free_port
-from harness.py_servers import OurServer
+from harness.py_servers import OurServer, broker_workers_key
 
 from rocketmq_py.client.producer import AsyncProducer, SendStatus
 from rocketmq_py.common.message import Message
@@ -213,6 +213,7 @@ def our_tls_cluster(server_cert, tmp_path_factory):
         "brokerIP1": "127.0.0.1", "brokerIP2": "127.0.0.1", "storePathRootDir": store,
         "storePathCommitLog": store / "commitlog", "autoCreateTopicEnable": True,
         "mappedFileSizeCommitLog": 64 * 1024 * 1024, "mappedFileSizeConsumeQueue": 30000 * 20,
+        **broker_workers_key(),
     }
     namesrv.launch({"listenPort": ns_port, "kvConfigPath": root / "kv.json"},
                    lambda: wire.cluster_info(ns_addr, timeout=1.0, tls=True) is not None)

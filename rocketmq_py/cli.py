@@ -103,21 +103,30 @@ def _add_broker(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
 
 def _run_broker(args: argparse.Namespace) -> int:
     from rocketmq_py.broker import BrokerController, load_broker_config
+    from rocketmq_py.broker.config import settle_worker_processes
     from rocketmq_py.common.config_file import config_to_properties, format_properties
 
-    broker_config, store_config = load_broker_config(args.config, namesrv_addr=args.namesrv_addr)
-    if args.workers is not None:
-        if args.workers < 0:
-            _log.error("--workers must be 0 or more, not %d", args.workers)
-            return 2
-        broker_config.server_worker_processes = args.workers
+    broker_config, store_config = load_broker_config(args.config, namesrv_addr=args.namesrv_addr,
+                                                     server_worker_processes=args.workers)
+    origin = "--workers" if args.workers is not None else settle_worker_processes(broker_config)
     if args.print_config:
         sys.stdout.write(format_properties(config_to_properties(broker_config, store_config)))
         return 0
     controller = BrokerController(broker_config, store_config)
+
+    async def start() -> None:
+        await controller.start()
+        # Once started: a broker that refuses to start says so in its one line.
+        fronts = broker_config.server_worker_processes
+        if fronts:
+            _log.info("%d front process%s, from %s; serverWorkerProcesses=0 runs the broker as one process",
+                      fronts, "" if fronts == 1 else "es", origin)
+        else:
+            _log.info("no front processes, from %s: the broker serves its clients in one process", origin)
+
     from rocketmq_py.remoting.loop import run_on_new_loop
 
-    run_on_new_loop(run_until_stopped(controller.start, controller.shutdown))
+    run_on_new_loop(run_until_stopped(start, controller.shutdown))
     return 0
 
 

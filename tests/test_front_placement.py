@@ -124,3 +124,47 @@ async def test_a_place_built_before_a_change_of_the_settings_is_refused_and_stor
         if front.take(PlaceClient(), _frames()[2]):  # with the new settings (a read-only broker takes none)
             front.flush()
             assert placement.place(messages[3])[4] == 1
+
+
+class _AnsweredClient:
+    """A front's client that keeps what the front writes to it."""
+
+    conn = 1
+    remote_address = "127.0.0.1:40404"
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def relay(self, frame: bytes) -> None:
+        raise AssertionError("a send that came too late is answered by the front, not relayed")
+
+
+@pytest.mark.parametrize("fast_failure", [True, False])
+async def test_a_place_that_waited_the_send_queue_limit_is_answered_busy_and_stores_nothing(tmp_path, fast_failure):
+    # A limit of 0 ms: every buffer has waited it, whatever the machine's speed (Java refuses at behind >= limit).
+    with stored_broker(tmp_path, TOPICS) as broker:
+        broker.config.broker_fast_failure_enable = fast_failure
+        broker.config.wait_time_mills_in_send_queue = 0
+        placement = SendPlacement(broker)
+        messages: list[bytes] = []
+        front = FrontSends(messages.append, json.loads(placement.settings()))
+        client = _AnsweredClient()
+        frames = _frames()[:4]
+        for frame in frames:
+            assert front.take(client, frame)
+        front.flush()
+        (message,) = messages
+        front.placed(placement.place(message))
+        answers = [codec.decode_frame(memoryview(data)[4:]) for data in client.written]
+        assert len(answers) == len(frames)
+        if fast_failure:
+            assert {answer.code for answer in answers} == {2}  # SYSTEM_BUSY, the send lane's answer
+            assert all(answer.remark.startswith("[TIMEOUT_CLEAN_QUEUE]broker busy, start flow control for a while, "
+                                                "period in queue: ") and answer.remark.endswith("size of queue: 4")
+                       for answer in answers)
+            assert broker.store.get_max_phy_offset() == 0, "nothing stored"
+        else:
+            assert {answer.code for answer in answers} == {0}  # brokerFastFailureEnable=false: no limit

@@ -42,6 +42,7 @@ class JavaDLedgerBroker(JavaBroker):
 class PythonDLedgerBroker(PythonBroker):
     def start(self, timeout_s: float = 90.0) -> PythonDLedgerBroker:
         self.launch(self.config(), lambda: wire.port_open("127.0.0.1", self.port), timeout_s)
+        self.check_fronts()
         return self
 
 
@@ -78,7 +79,7 @@ class DLedgerBrokerGroup:
                                                             extra_config=self.keys(member_id))
             else:
                 self.members[member_id] = PythonDLedgerBroker(self.namesrv_addr, workdir, BROKER_NAME, CLUSTER,
-                                                              serverWorkerProcesses=0, **self.keys(member_id))
+                                                              **self.keys(member_id))
         with ThreadPoolExecutor(len(self.members)) as starting:
             for started in [starting.submit(member.start) for member in self.members.values()]:
                 started.result()

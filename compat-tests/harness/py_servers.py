@@ -11,15 +11,27 @@ import time
 import uuid
 from pathlib import Path
 
+from rocketmq_py.broker.config import worker_processes_from_cores
+
 from . import wire
 from .cpu import descendants
 from .processes import broker_config, die_with_parent, free_broker_port, free_port, write_properties
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-#: ``ROCKETMQ_PY_BROKER_WORKERS=N`` runs every PythonBroker with N front processes (serverWorkerProcesses):
-#: CI runs the Java client, crash and store-move tests that way too.
-BROKER_WORKERS = int(os.environ.get("ROCKETMQ_PY_BROKER_WORKERS", "0"))
+#: ``ROCKETMQ_PY_BROKER_WORKERS=N`` writes serverWorkerProcesses=N into every PythonBroker's broker.conf (CI runs
+#: a subset with 0, one process); unset, the key is left out and the broker picks its default from the cores,
+#: as a user's broker does.
+BROKER_WORKERS_KEY = os.environ.get("ROCKETMQ_PY_BROKER_WORKERS")
+#: The front processes each PythonBroker runs, for the tests that count them or embed a broker that should run
+#: as a PythonBroker does.
+BROKER_WORKERS = (int(BROKER_WORKERS_KEY) if BROKER_WORKERS_KEY is not None
+                  else worker_processes_from_cores())
+
+
+def broker_workers_key() -> dict[str, str]:
+    """serverWorkerProcesses for a broker.conf of ours, as ``ROCKETMQ_PY_BROKER_WORKERS`` asks: nothing when unset."""
+    return {} if BROKER_WORKERS_KEY is None else {"serverWorkerProcesses": BROKER_WORKERS_KEY}
 
 
 def _running(pid: int) -> bool:
@@ -27,6 +39,14 @@ def _running(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as stat:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _is_front(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return b"rocketmq_py.remoting.front" in cmdline.read()
     except FileNotFoundError:
         return False
 
@@ -185,7 +205,7 @@ class PythonBroker(OurServer):
     def config(self) -> dict:
         return broker_config(cluster=self.cluster, broker_name=self.broker_name, namesrv_addr=self.namesrv_addr,
                              port=self.port, store_dir=self.store_dir,
-                             extra={"serverWorkerProcesses": BROKER_WORKERS, **self.extra_config})
+                             extra={**broker_workers_key(), **self.extra_config})
 
     def _registered(self) -> bool:
         body = wire.cluster_info(self.namesrv_addr, timeout=1.0)
@@ -194,7 +214,18 @@ class PythonBroker(OurServer):
 
     def start(self, timeout_s: float = 90.0) -> "PythonBroker":
         self.launch(self.config(), self._registered, timeout_s)
+        self.check_fronts()
         return self
+
+    def check_fronts(self) -> None:
+        """Fail unless the broker runs the front processes its serverWorkerProcesses (or, left out, the cores)
+        give: what the suite runs is what it says it runs."""
+        key = self.config().get("serverWorkerProcesses")
+        expected = worker_processes_from_cores() if key is None else int(key)
+        assert self.pid is not None
+        fronts = [pid for pid in descendants(self.pid) if _is_front(pid)]
+        if len(fronts) != expected:
+            raise RuntimeError(f"our broker runs {len(fronts)} front processes, not {expected}:\n{self.log_tail()}")
 
     def restart(self, kill: bool = False) -> "PythonBroker":
         self.kill() if kill else self.stop()

@@ -50,6 +50,14 @@ def _processors() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def worker_processes_from_cores(cores: int | None = None) -> int:
+    """serverWorkerProcesses for a broker process whose configuration does not set it: one front per core (of
+    those this process may run on, by default), so that the sockets and the sends use every core, as Java's
+    thread pools do; none on one core, where a front would only add its relay to that core's work."""
+    cores = _processors() if cores is None else cores
+    return cores if cores > 1 else 0
+
+
 def _host_name() -> str:
     try:
         return socket.gethostname() or "DEFAULT_BROKER"
@@ -211,9 +219,11 @@ class BrokerConfig(BrokerKeysWithoutEffect):
     #: processor's coroutines, by its own synchronous code; false serves every pull through the processor.
     fast_pull_enable: bool = True
     #: Front processes that own the client sockets on listenPort (``rocketmq-py broker --workers N``), so
-    #: their socket and TLS work runs beside this process's; 0 serves the clients in this process. The VIP
-    #: channel (listenPort - 2) is always served here. See docs/broker.md, "Worker processes".
-    server_worker_processes: int = 0
+    #: their socket, TLS and send work runs beside this process's; 0 serves the clients in this process. The
+    #: VIP channel (listenPort - 2) is always served here. Not set (None): the ``rocketmq-py broker`` command
+    #: runs one per core (:func:`worker_processes_from_cores`), an embedded BrokerController none. See
+    #: docs/broker.md, "Worker processes".
+    server_worker_processes: int | None = None
 
     @property
     def broker_addr(self) -> str:
@@ -339,6 +349,9 @@ def settle(broker: BrokerConfig, store: MessageStoreConfig) -> None:
         check_dledger_keys(store)
         # The DLedger member's role decides: no brokerId until it is elected or follows (Java's BrokerStartup).
         broker.broker_id = DLEDGER_UNDECIDED_ID
+    if broker.server_worker_processes is not None and broker.server_worker_processes < 0:
+        raise ValueError(f"serverWorkerProcesses (--workers) must be 0 (one process) or more, "
+                         f"not {broker.server_worker_processes}")
     broker.ha_listen_port = broker.listen_port + 1
     if broker.metrics_port:
         load_prometheus()
@@ -347,3 +360,13 @@ def settle(broker: BrokerConfig, store: MessageStoreConfig) -> None:
         if not sep or not host or not port.isdigit():
             raise ValueError(f"the name server address {addr!r} is not valid: write it as "
                              f"\"127.0.0.1:9876;192.168.0.1:9876\"")
+
+
+def settle_worker_processes(broker: BrokerConfig) -> str:
+    """Give a broker started as a process (the ``rocketmq-py broker`` command) its front processes when
+    serverWorkerProcesses is not set; return where the number came from, for the startup line."""
+    if broker.server_worker_processes is not None:
+        return "serverWorkerProcesses"
+    cores = _processors()
+    broker.server_worker_processes = worker_processes_from_cores(cores)
+    return f"{cores} core{'' if cores == 1 else 's'} (serverWorkerProcesses is not set)"

@@ -99,6 +99,10 @@ class BrokerController:
         self.config = config or BrokerConfig()
         self.store_config = store_config or MessageStoreConfig()
         settle(self.config, self.store_config)
+        if self.config.server_worker_processes is None:
+            # Embedded (the Python API): a library starts no processes its caller did not ask for. The
+            # rocketmq-py broker command has chosen them from the cores by now (settle_worker_processes).
+            self.config.server_worker_processes = 0
         self.config_version = DataVersion()
         config_dir = str(self.store_config.config_dir)
         self.consumer_progress = ConsumerProgressView(self)
@@ -209,6 +213,10 @@ class BrokerController:
             self.store.shutdown()
             raise
         try:
+            # The store runs before the port opens, as in Java's BrokerController.start: a front accepts clients
+            # as soon as it starts and relays their requests at once, so a send that came in the moment the port
+            # opened was answered SERVICE_NOT_AVAILABLE by a store not yet started.
+            self.store.start()
             await self.server.start()
             self.config.listen_port = self.server.port
             self.config.ha_listen_port = self.server.port + 1
@@ -219,8 +227,7 @@ class BrokerController:
                     _log.warning("the fast channel on port %d could not listen (%s); serving without it",
                                  self.config.listen_port - 2, error)
                     self.fast_server = None
-            self.store.start()
-            # The fronts started before the store, with settings that refuse every put: they take sends now.
+            # The fronts started with the settings of a listenPort that may have been 0 (any free port).
             self.server.push_front_settings()
             await self.replication.start()
             if self.dledger_roles is not None and self.dledger is not None:

@@ -21,6 +21,14 @@ process pushes the new settings first, and the front relays the refused
 sends' frames to the broker process, which serves them as it serves any
 frame. A buffer the store refuses (a full disk, a busy page cache) is relayed
 the same way, so every answer is the broker's.
+
+A buffer whose first send was taken ``waitTimeMillsInSendQueue`` or longer
+before the broker process comes to place it is not placed: the front answers
+its sends SYSTEM_BUSY ``[TIMEOUT_CLEAN_QUEUE]``, as the broker's send lane
+answers a send that waited that long (Java's ``BrokerFastFailure``), so that
+a producer goes to another broker when this one cannot keep up, with fronts
+as without. The front's clock and the broker process's are the same
+(``time.monotonic_ns``, CLOCK_MONOTONIC, one per machine).
 """
 from __future__ import annotations
 
@@ -37,6 +45,9 @@ from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.topic_config import TopicConfig
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting import RemotingCommand
+from rocketmq_py.remoting import command as commands
+from rocketmq_py.remoting.command import RemotingSysResponseCode
+from rocketmq_py.remoting.lanes import timeout_clean_queue_remark
 from rocketmq_py.store import MAX_PROPERTIES_LENGTH, PutMessageStatus
 
 if TYPE_CHECKING:
@@ -49,13 +60,17 @@ _log = logging.getLogger(__name__)
 #: The codes a front serves itself when the fast path takes them.
 SEND_CODES = frozenset((RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE))
 
-# PLACE (front -> broker process): buffer number, settings version, number of sends; then for each send its
-# record count, its records' bytes and its topic's length and UTF-8 bytes; then the records, back to back.
-_PLACE_HEAD = struct.Struct(">IIH")
+# PLACE (front -> broker process): buffer number, settings version, number of sends, when its first send was
+# taken (time.monotonic_ns); then for each send its record count, its records' bytes and its topic's length
+# and UTF-8 bytes; then the records, back to back.
+_PLACE_HEAD = struct.Struct(">IIHq")
 _PLACE_SEND = struct.Struct(">IIH")
-# PLACED (broker process -> front): buffer number and whether it was placed; when it was, each record's
-# physical offset, then each send's queue offset (int64 each).
+# PLACED (broker process -> front): buffer number and whether it was placed (_REFUSED, _PLACED, _TOO_LATE);
+# when it was, each record's physical offset, then each send's queue offset (int64 each); when it came too
+# late, how long its first send had waited (ms) and the sends of the buffer, for the busy answers' remark.
 _PLACED_HEAD = struct.Struct(">IB")
+_PLACED_TOO_LATE = struct.Struct(">IBII")
+_REFUSED, _PLACED, _TOO_LATE = 0, 1, 2
 # PLACED of one placed send of one record, the most frequent: its head, physical offset and queue offset.
 _PLACED_ONE = struct.Struct(">IBqq")
 _PLACE_SEND_SIZE = _PLACE_SEND.size
@@ -183,10 +198,15 @@ class SendPlacement:
         here when they changed); the PLACED message's payload. The front pool gives a view of its channel's
         buffer: the records go from there into the CommitLog, uncopied, and nothing keeps a part of it."""
         view = memoryview(payload)
-        number, version, sends = _PLACE_HEAD.unpack_from(view, 0)
+        number, version, sends, taken_ns = _PLACE_HEAD.unpack_from(view, 0)
+        config = self.broker.config
+        if config.broker_fast_failure_enable:
+            waited_ms = (time.monotonic_ns() - taken_ns) // 1_000_000
+            if waited_ms >= config.wait_time_mills_in_send_queue:
+                return _PLACED_TOO_LATE.pack(number, _TOO_LATE, min(waited_ms, 0xFFFFFFFF), sends)
         self.settings()
         if version != self.version:
-            return _PLACED_HEAD.pack(number, 0)  # built with old settings: the front relays the sends
+            return _PLACED_HEAD.pack(number, _REFUSED)  # built with old settings: the front relays the sends
         # The broker process's part of every send a front serves: per send, no more than it needs.
         position = _PLACE_HEAD.size
         unpack_send = _PLACE_SEND.unpack_from
@@ -205,7 +225,7 @@ class SendPlacement:
         started = time.monotonic()
         put = self.broker.store.append_records(view[position:])
         if put.status is not PutMessageStatus.PUT_OK:
-            return _PLACED_HEAD.pack(number, 0)  # refused now (a full disk): the broker answers each send
+            return _PLACED_HEAD.pack(number, _REFUSED)  # refused now (a full disk): the broker answers each send
         latency_ms = int((time.monotonic() - started) * 1000)
         offsets = put.physical_offsets
         queue_offsets = put.queue_offsets
@@ -214,8 +234,8 @@ class SendPlacement:
             count, size, topic = parts[0]
             on_put(topic, count, size, latency_ms)
             if count == 1:
-                return _PLACED_ONE.pack(number, 1, offsets[0], queue_offsets[0])
-            return b"".join((_PLACED_HEAD.pack(number, 1), struct.pack(f">{count + 1}q", *offsets,
+                return _PLACED_ONE.pack(number, _PLACED, offsets[0], queue_offsets[0])
+            return b"".join((_PLACED_HEAD.pack(number, _PLACED), struct.pack(f">{count + 1}q", *offsets,
                                                                        queue_offsets[0])))
         # The stats by topic: one call for all of a topic's sends, the same counts as one call per send.
         by_topic: dict[str, list[int]] = {}
@@ -233,7 +253,7 @@ class SendPlacement:
                 totals[2] += 1
         for topic, (count, size, puts) in by_topic.items():
             on_put(topic, count, size, latency_ms, puts)
-        return b"".join((_PLACED_HEAD.pack(number, 1), struct.pack(f">{len(offsets) + sends}q", *offsets,
+        return b"".join((_PLACED_HEAD.pack(number, _PLACED), struct.pack(f">{len(offsets) + sends}q", *offsets,
                                                                    *firsts)))
 
     def _topic(self, name: bytes) -> str:
@@ -283,6 +303,8 @@ class FrontSends:
         self._path = SendFastPath(self.settings)  # type: ignore[arg-type]  # reads only what SendSettings has
         self._loop = asyncio.get_running_loop()
         self._pending: list[_Send] = []
+        #: When the first of the pending sends was taken (time.monotonic_ns).
+        self._pending_since = 0
         self._flush_pending = False
         self._waiting: dict[int, list[_Send]] = {}
         self._next_number = 0
@@ -306,6 +328,8 @@ class FrontSends:
         if built is None:
             return False
         records, count, topic, queue_id = built
+        if not self._pending:
+            self._pending_since = time.monotonic_ns()
         self._pending.append(_Send(client, self._path, request, frame, records, count, topic, queue_id))
         if not self._flush_pending:
             self._flush_pending = True
@@ -320,19 +344,20 @@ class FrontSends:
         limit = min(PLACE_BYTES, self.settings.store.max_records_length)
         buffer: list[_Send] = []
         size = 0
+        taken_ns = self._pending_since
         for send in pending:
             if buffer and size + len(send.records) > limit:
-                self._send_buffer(buffer)
+                self._send_buffer(buffer, taken_ns)
                 buffer, size = [], 0
             buffer.append(send)
             size += len(send.records)
         if buffer:
-            self._send_buffer(buffer)
+            self._send_buffer(buffer, taken_ns)
 
-    def _send_buffer(self, sends: list[_Send]) -> None:
+    def _send_buffer(self, sends: list[_Send], taken_ns: int) -> None:
         self._next_number = self._next_number % 0xFFFFFFFF + 1
         number = self._next_number
-        parts: list[bytes | bytearray] = [_PLACE_HEAD.pack(number, self.settings.version, len(sends))]
+        parts: list[bytes | bytearray] = [_PLACE_HEAD.pack(number, self.settings.version, len(sends), taken_ns)]
         for send in sends:
             topic = send.topic.encode("utf-8")
             parts.append(_PLACE_SEND.pack(send.count, len(send.records), len(topic)))
@@ -348,9 +373,18 @@ class FrontSends:
         if sends is None:
             _log.warning("the broker process answered buffer %d, which this front did not send", number)
             return
-        if not stored:
+        if stored == _REFUSED:
             for send in sends:
                 send.client.relay(send.frame)
+            return
+        if stored == _TOO_LATE:
+            _, _, waited_ms, size = _PLACED_TOO_LATE.unpack_from(payload, 0)
+            remark = timeout_clean_queue_remark(waited_ms, size)
+            for send in sends:
+                if not send.request.is_oneway:
+                    busy = commands.create_response(send.request, RemotingSysResponseCode.SYSTEM_BUSY, remark,
+                                                    serialize_type=commands.DEFAULT_SERIALIZE_TYPE)
+                    send.client.write(codec.encode_command(busy))
             return
         records = sum(send.count for send in sends)
         offsets = struct.unpack_from(f">{records}q", payload, _PLACED_HEAD.size)
