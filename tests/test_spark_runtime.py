@@ -118,6 +118,10 @@ def test_offsets_for_timestamp_runs_on_the_process_loop_and_corrects_the_nearest
         session.close()
 
 
+# The fork is the point: PySpark forks its Python workers from a process whose loop thread may be running, and the
+# child must make its own loop. Python 3.12+ warns of any fork in a process with threads; the child here only
+# starts a loop and writes one byte.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded, use of fork:DeprecationWarning")
 def test_one_loop_per_process_and_a_new_one_after_fork():
     first = runtime.process_loop()
     assert runtime.process_loop() is first
