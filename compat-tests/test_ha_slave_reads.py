@@ -35,9 +35,9 @@ from harness.ha import (
     committed_offset,
     create_topic,
     has_consumer,
-    max_offset,
     raw_pull,
     wait_for_route,
+    wait_max_offset,
     wait_replicated,
     wait_topic_synced,
 )
@@ -197,8 +197,8 @@ def test_consumers_that_fail_over_to_a_slave_receive_every_message(java_namesrv,
                 hashlib.sha256(master_bytes).digest(), pair.label
             for queue_id in range(QUEUES):
                 expected = PER_QUEUE if queue_id < WRITTEN_QUEUES else 0
-                assert max_offset(pair.master.addr, topic, queue_id) == expected
-                assert max_offset(pair.slave.addr, topic, queue_id) == expected, pair.label
+                assert wait_max_offset(pair.master.addr, topic, queue_id, expected) == expected
+                assert wait_max_offset(pair.slave.addr, topic, queue_id, expected) == expected, pair.label
             wait_topic_synced(pair.slave.addr, topic)
             probes[(pair.slave_kind, pair.slave_read_enable)] = _probe(pair.slave.addr, topic)
         # Our slave answers the same pulls as Java's (checked at the end, so that a difference does not hide

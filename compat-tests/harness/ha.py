@@ -178,6 +178,20 @@ def max_offset(addr: str, topic: str, queue_id: int) -> int:
     return int(header["extFields"]["offset"])
 
 
+def wait_max_offset(addr: str, topic: str, queue_id: int, expected: int, timeout_s: float = 60.0) -> int:
+    """The queue's max offset once it reaches ``expected`` (or at the deadline): what to compare with after
+    :func:`wait_replicated`.
+
+    A broker fills its ConsumeQueue from the CommitLog on a thread of its own (Java's ReputMessageService, our
+    dispatcher), so a slave's CommitLog can end where the master's does while its queues still lag behind."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        offset = max_offset(addr, topic, queue_id)
+        if offset >= expected or time.monotonic() > deadline:
+            return offset
+        time.sleep(0.1)
+
+
 def committed_offset(addr: str, group: str, topic: str, queue_id: int) -> int:
     """QUERY_CONSUMER_OFFSET on the broker at ``addr``; -1 when it holds none for the group."""
     header, _ = wire.request(addr, QUERY_CONSUMER_OFFSET,
