@@ -16,11 +16,14 @@ With CI=true a Docker engine that does not answer fails these tests (conftest tu
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
 from harness import HarnessUnavailable, mqadmin, run_peer, unique_name, wire
-from harness.docker_backend import JavaBroker, JavaNameServer, PyBroker, PyNameServer, require_docker
+from harness import docker_images
+from harness.docker_backend import JavaBroker, JavaNameServer, PyBroker, PyNameServer, require_docker, run_once
+from harness.docker_backend import image as java_image
 from harness.peers import start_peer
 
 from rocketmq_py.client.consumer import LitePullConsumer
@@ -188,3 +191,18 @@ def test_docker_kill_during_sync_flush_sends_loses_no_acknowledged_message(conta
     assert done["count"] == stored and not done["timedOut"]
     assert {item["msgId"] for item in acked} <= {line["msgId"] for line in received}, \
         "every acknowledged send survives the kill"
+
+
+@pytest.mark.parametrize("cpus", [None, "1", "1.5"])
+def test_our_broker_counts_a_containers_cpu_quota_as_java_does(cpus):
+    """``docker run --cpus``: our broker starts one front per CPU that Java's ``availableProcessors`` counts in
+    the same container (the JVM prints it as "Effective CPU Count"), none on one; not one per host core."""
+    limit = ("--cpus", cpus) if cpus else ()
+    java = run_once(java_image(), "-XshowSettings:system", "-version", docker_args=(*limit, "--entrypoint", "java"))
+    counted = re.search(r"Effective CPU Count: (\d+)", java)
+    assert counted, java
+    java_cpus = int(counted.group(1))
+    printed = run_once(docker_images.rocketmq_py_image(), "broker", "-p", docker_args=limit)
+    fronts = re.search(r"^serverWorkerProcesses=(\d+)$", printed, re.MULTILINE)
+    assert fronts, printed
+    assert int(fronts.group(1)) == (java_cpus if java_cpus > 1 else 0), (cpus, java_cpus, printed)

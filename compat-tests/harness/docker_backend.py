@@ -61,6 +61,12 @@ def _docker(*args: str, timeout: float = 120, check: bool = True) -> subprocess.
     return proc
 
 
+def run_once(image_tag: str, *command: str, docker_args: tuple[str, ...] = ()) -> str:
+    """Runs ``command`` in a new container of ``image_tag`` to its end; returns its stdout and stderr."""
+    proc = _docker("run", "--rm", *docker_args, image_tag, *command)
+    return proc.stdout + proc.stderr
+
+
 class _Container(ManagedProcess):
     """One server in a container; subclasses name the image and the command run in it."""
 

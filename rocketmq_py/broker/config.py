@@ -22,6 +22,7 @@ import socket
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from rocketmq_py.common.cpus import available_processors
 from rocketmq_py.common.config_file import apply_properties, java_name, load_properties, parse_boolean
 from rocketmq_py.common.metrics_http import load_prometheus
 from rocketmq_py.common.route import PermName
@@ -46,13 +47,14 @@ def _local_address() -> str:
 
 
 def _processors() -> int:
-    """The CPUs this process may run on: what Java's ``availableProcessors()`` sizes its thread pools by."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """The CPUs this process may use: what Java's ``availableProcessors()`` sizes its thread pools by (the
+    affinity, or a container's CPU quota when smaller)."""
+    return available_processors()
 
 
 def worker_processes_from_cores(cores: int | None = None) -> int:
     """serverWorkerProcesses for a broker process whose configuration does not set it: one front per core (of
-    those this process may run on, by default), so that the sockets and the sends use every core, as Java's
+    those this process may use, by default), so that the sockets and the sends use every core, as Java's
     thread pools do; none on one core, where a front would only add its relay to that core's work."""
     cores = _processors() if cores is None else cores
     return cores if cores > 1 else 0
