@@ -24,8 +24,9 @@ switches. Ratios are Python/Java (above 1: Python is faster), the orderly consum
 Prints one JSON object, with ``/proc/loadavg`` before and after.
 
 Usage: ``python benchmarks/consumer/bench_consumer.py [--count N] [--body-size B] [--consumers NAME,...]
-[--probe]`` (``--consumers java_push_orderly,python_push_orderly``: only those, and the ratios between them;
-``--probe``: where the blocking push consumers' queues waited, from ``probe.py``, under ``probe`` in their results).
+[--probe] [--switch-interval S]`` (``--consumers java_push_orderly,python_push_orderly``: only those, and the ratios
+between them; ``--probe``: where the blocking push consumers' queues waited, from ``probe.py``, under ``probe`` in
+their results; ``--switch-interval``: the Python consumers run with that GIL switch interval, for comparisons).
 """
 from __future__ import annotations
 
@@ -306,9 +307,13 @@ def main() -> None:
     parser.add_argument("--body-size", type=int, default=1024)
     parser.add_argument("--consumers", default=",".join(name for name, _ in RUNS),
                         help="which consumers to run, comma-separated (default: all)")
+    parser.add_argument("--switch-interval", type=float, default=None, metavar="SECONDS",
+                        help="sys.setswitchinterval for the Python consumers (CPython's default: 0.005)")
     parser.add_argument("--probe", action="store_true",
                         help="where the blocking push consumers' queues waited (probe.py), in their results")
     args = parser.parse_args()
+    if args.switch_interval is not None:
+        sys.setswitchinterval(args.switch_interval)
     chosen = args.consumers.split(",")
     unknown = set(chosen) - {name for name, _ in RUNS}
     if unknown:
@@ -319,6 +324,7 @@ def main() -> None:
         "benchmark": "consumer", "messages": args.count, "bodySize": args.body_size, "queues": QUEUES,
         "python": platform.python_version(), "interpreter": sys.executable, "codec": codec.IMPLEMENTATION,
         "uvloop": uvloop_enabled(), "cpus": os.cpu_count(), "loadavgBefore": _loadavg(),
+        "switchIntervalSeconds": sys.getswitchinterval(),
     }
     try:
         with JavaNameServer(workdir=workdir / "namesrv") as namesrv, \
