@@ -23,8 +23,10 @@ and of the consumer's other threads (``other``: the event loop that pulls and de
 switches. Ratios are Python/Java (above 1: Python is faster), the orderly consumers against Java's orderly one.
 Prints one JSON object, with ``/proc/loadavg`` before and after.
 
-Usage: ``python benchmarks/consumer/bench_consumer.py [--count N] [--body-size B] [--consumers NAME,...]``
-(``--consumers java_push_orderly,python_push_orderly``: only those, and the ratios between them).
+Usage: ``python benchmarks/consumer/bench_consumer.py [--count N] [--body-size B] [--consumers NAME,...]
+[--probe] [--switch-interval S]`` (``--consumers java_push_orderly,python_push_orderly``: only those, and the ratios
+between them; ``--probe``: where the blocking push consumers' queues waited, from ``probe.py``, under ``probe`` in
+their results; ``--switch-interval``: the Python consumers run with that GIL switch interval, for comparisons).
 """
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaBroker, JavaNameServer, mqadmin, run_peer  # noqa: E402
 from harness.cpu import thread_cpu_s  # noqa: E402
+from probe import Probe  # noqa: E402
 
 from rocketmq_py import codec  # noqa: E402
 from rocketmq_py.client.consumer import (  # noqa: E402
@@ -98,6 +101,8 @@ class Tally:
         self.count = count
         self.first = self.last = 0.0
         self.done = threading.Event()
+        #: called in the listener's thread at the N-th message (the probe's end)
+        self.on_done: Any = None
         self._counter = itertools.count(1)
         #: (when, messages, bytes) per listener call; list.append and next(count) are atomic under the GIL.
         self._calls: list[tuple[float, int, int]] = []
@@ -114,6 +119,8 @@ class Tally:
             seen = next(self._counter)
         if seen >= self.count and not self.done.is_set():
             self.last = now
+            if self.on_done is not None:
+                self.on_done()
             self.done.set()
 
     def tenths(self) -> list[int]:
@@ -172,9 +179,21 @@ def cpu_per_message_by_thread(before: dict[str, float], after: dict[str, float],
     return {kind: round(cpu_s / count * 1e6, 2) for kind, cpu_s in spent.items()}
 
 
-def python_push(namesrv: str, topic: str, count: int, orderly: bool = False) -> dict:
+def python_push(namesrv: str, topic: str, count: int, orderly: bool = False, probe: bool = False) -> dict:
     tally = Tally(count)
     status: Any = ConsumeOrderlyStatus.SUCCESS if orderly else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
+    if probe:
+        with Probe() as probing:
+            threads: dict[str, Any] = {}
+            tally.on_done = lambda: threads.update(probing.stop())
+            result = _python_push(namesrv, topic, tally, orderly, status)
+        result["probe"] = probing.report(threads)
+        return result
+    return _python_push(namesrv, topic, tally, orderly, status)
+
+
+def _python_push(namesrv: str, topic: str, tally: Tally, orderly: bool, status: Any) -> dict:
+    count = tally.count
 
     def listener(messages, context):
         tally.add(messages)
@@ -266,13 +285,16 @@ def java_push(namesrv: str, topic: str, count: int, orderly: bool = False) -> di
     }
 
 
+#: Each run: (name server, topic, messages, probe) -> its figures; ``probe`` (--probe) applies to the blocking push
+#: consumers.
 RUNS = (
-    ("java_push", java_push),
-    ("python_push", python_push),
-    ("java_push_orderly", lambda namesrv, topic, count: java_push(namesrv, topic, count, orderly=True)),
-    ("python_push_orderly", lambda namesrv, topic, count: python_push(namesrv, topic, count, orderly=True)),
-    ("python_push_asyncio", python_push_asyncio),
-    ("python_lite_pull", python_lite_pull),
+    ("java_push", lambda namesrv, topic, count, probe: java_push(namesrv, topic, count)),
+    ("python_push", lambda namesrv, topic, count, probe: python_push(namesrv, topic, count, probe=probe)),
+    ("java_push_orderly", lambda namesrv, topic, count, probe: java_push(namesrv, topic, count, orderly=True)),
+    ("python_push_orderly",
+     lambda namesrv, topic, count, probe: python_push(namesrv, topic, count, orderly=True, probe=probe)),
+    ("python_push_asyncio", lambda namesrv, topic, count, probe: python_push_asyncio(namesrv, topic, count)),
+    ("python_lite_pull", lambda namesrv, topic, count, probe: python_lite_pull(namesrv, topic, count)),
 )
 #: Each Python consumer against the Java consumer of its kind.
 JAVA_PEER = {"python_push": "java_push", "python_push_orderly": "java_push_orderly",
@@ -285,7 +307,13 @@ def main() -> None:
     parser.add_argument("--body-size", type=int, default=1024)
     parser.add_argument("--consumers", default=",".join(name for name, _ in RUNS),
                         help="which consumers to run, comma-separated (default: all)")
+    parser.add_argument("--switch-interval", type=float, default=None, metavar="SECONDS",
+                        help="sys.setswitchinterval for the Python consumers (CPython's default: 0.005)")
+    parser.add_argument("--probe", action="store_true",
+                        help="where the blocking push consumers' queues waited (probe.py), in their results")
     args = parser.parse_args()
+    if args.switch_interval is not None:
+        sys.setswitchinterval(args.switch_interval)
     chosen = args.consumers.split(",")
     unknown = set(chosen) - {name for name, _ in RUNS}
     if unknown:
@@ -296,6 +324,7 @@ def main() -> None:
         "benchmark": "consumer", "messages": args.count, "bodySize": args.body_size, "queues": QUEUES,
         "python": platform.python_version(), "interpreter": sys.executable, "codec": codec.IMPLEMENTATION,
         "uvloop": uvloop_enabled(), "cpus": os.cpu_count(), "loadavgBefore": _loadavg(),
+        "switchIntervalSeconds": sys.getswitchinterval(),
     }
     try:
         with JavaNameServer(workdir=workdir / "namesrv") as namesrv, \
@@ -311,7 +340,7 @@ def main() -> None:
             for name, run in RUNS:
                 if name not in chosen:
                     continue
-                results[name] = run(namesrv.addr, topic, args.count)
+                results[name] = run(namesrv.addr, topic, args.count, args.probe)
                 print(f"{name}: {results[name]}", file=sys.stderr)
     finally:
         # the broker's store (125 MB for the default 100 000 messages): runs that left it behind filled the

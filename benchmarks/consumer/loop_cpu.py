@@ -19,7 +19,10 @@ loop thread, and prints the functions that cost most to stderr (on Python 3.11 t
 alone; from 3.12 on cProfile sees every thread, the consume threads too).
 
 Usage: ``python benchmarks/consumer/loop_cpu.py [--count N] [--runs R] [--listeners orderly,concurrent]
-[--profile]``
+[--profile] [--probe]``
+
+``--probe`` adds, per run, where the queues waited (``probe.py``: pull round trips, answers that found a queue
+dry, the orderly tasks' start and dry times, the loop's lag, the threads' CPU and run-queue waits).
 """
 from __future__ import annotations
 
@@ -43,6 +46,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from support.consumer_broker import FakeBroker  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe import Probe  # noqa: E402
 
 from rocketmq_py import codec  # noqa: E402
 from rocketmq_py.client.consumer import AsyncPushConsumer, ConsumeConcurrentlyStatus, ConsumeOrderlyStatus  # noqa: E402
@@ -102,16 +108,21 @@ def _cpu_s(threads: list[threading.Thread]) -> dict[int, float]:
     return spent
 
 
-async def _consume_all(namesrv: str, count: int, kind: str, profile: cProfile.Profile | None) -> dict[str, Any]:
+async def _consume_all(namesrv: str, count: int, kind: str, profile: cProfile.Profile | None,
+                       probe: Probe | None) -> dict[str, Any]:
     """Runs on the consumer's event loop: consume ``count`` messages with a new group; the CPU it took."""
     loop = asyncio.get_running_loop()
     done = asyncio.Event()
     counter = itertools.count(1)
     status = STATUS[kind]
 
+    probe_threads: dict[str, Any] = {}
+
     def listener(messages: list[Any], context: object) -> Any:
         for _ in messages:
             if next(counter) == count:
+                if probe is not None:
+                    probe_threads.update(probe.stop())
                 loop.call_soon_threadsafe(done.set)
         return status
 
@@ -137,21 +148,28 @@ async def _consume_all(namesrv: str, count: int, kind: str, profile: cProfile.Pr
     finally:
         await consumer.shutdown()
     consume_cpu_s = sum(consume_after[ident] - consume_before.get(ident, 0.0) for ident in consume_after)
+    probed = {} if probe is None else {"probe": probe.report(probe_threads)}
     return {
         "loopCpuMicrosPerMessage": round(loop_cpu_s / count * 1e6, 3),
         "consumeCpuMicrosPerMessage": round(consume_cpu_s / count * 1e6, 3),
         "seconds": round(seconds, 3),
         "flowControlPauses": flow.total,
+        **probed,
     }
 
 
-def one_run(namesrv: str, count: int, kind: str, profile: cProfile.Profile | None = None) -> dict[str, Any]:
+def one_run(namesrv: str, count: int, kind: str, profile: cProfile.Profile | None = None,
+            probe: bool = False) -> dict[str, Any]:
     """A consumer on an event loop in its own thread, as ``PushConsumer`` runs it."""
     loop = new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="loop_cpu event loop", daemon=True)
     thread.start()
     try:
-        return asyncio.run_coroutine_threadsafe(_consume_all(namesrv, count, kind, profile), loop).result()
+        if not probe:
+            return asyncio.run_coroutine_threadsafe(_consume_all(namesrv, count, kind, profile, None), loop).result()
+        with Probe() as probing:
+            return asyncio.run_coroutine_threadsafe(_consume_all(namesrv, count, kind, profile, probing),
+                                                    loop).result()
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join()
@@ -165,6 +183,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--listeners", default="orderly", help="orderly, concurrent or both, comma-separated")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--probe", action="store_true", help="where the queues waited (probe.py), per run")
     args = parser.parse_args()
     kinds = args.listeners.split(",")
     if set(kinds) - set(STATUS):
@@ -183,7 +202,7 @@ def main() -> None:
         runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
         for _ in range(args.runs):
             for kind in kinds:
-                runs[kind].append(one_run(namesrv, args.count, kind))
+                runs[kind].append(one_run(namesrv, args.count, kind, probe=args.probe))
                 print(f"{kind}: {runs[kind][-1]}", file=sys.stderr)
         if args.profile:
             for kind in kinds:
