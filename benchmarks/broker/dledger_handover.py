@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaNameServer, ensure_built  # noqa: E402
+from harness.cpu import loadavg  # noqa: E402
 from harness.dledger_brokers import DLedgerBrokerGroup  # noqa: E402
 
 PREFERRED = "n0"
@@ -48,10 +49,6 @@ _STEPS = {
 _NOT_ONLINE = {"java": r"preferredLeaderId = n0 is not online", "python": r"preferred leader n0 is not online"}
 _JAVA_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ")
 _OUR_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
-
-
-def _load() -> list[float]:
-    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
 
 
 def _log_lines(member: object, kind: str) -> list[tuple[float, str]]:
@@ -70,7 +67,7 @@ def _log_lines(member: object, kind: str) -> list[tuple[float, str]]:
 
 def handover(namesrv_addr: str, workdir: Path, kinds: list[str]) -> dict[str, object]:
     members = dict(zip(("n0", "n1", "n2"), kinds))
-    load_before = _load()
+    load_before = loadavg()
     with DLedgerBrokerGroup(namesrv_addr, workdir, members, preferredLeaderId=PREFERRED) as group:
         group.start()
         group.wait_for_master(member=PREFERRED)
@@ -97,7 +94,7 @@ def handover(namesrv_addr: str, workdir: Path, kinds: list[str]) -> dict[str, ob
         steps[step] = None if found is None else round(found - restarted, 2)
     steps["master"] = round(mastered - restarted, 2)
     return {"members": members, "leaderWhileN0Down": leader, "secondsSinceRestart": steps,
-            "loadBefore": load_before, "loadAfter": _load()}
+            "loadBefore": load_before, "loadAfter": loadavg()}
 
 
 def main() -> None:

@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaBroker, JavaNameServer, mqadmin, run_peer  # noqa: E402
-from harness.cpu import thread_cpu_s  # noqa: E402
+from harness.cpu import loadavg, thread_cpu_s  # noqa: E402
 from probe import Probe  # noqa: E402
 
 from rocketmq_py import codec  # noqa: E402
@@ -70,13 +70,6 @@ TIMEOUT_S = 600
 
 def _group(kind: str) -> str:
     return f"bench_{kind}_{uuid.uuid4().hex[:6]}"
-
-
-def _loadavg() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().strip()
-    except OSError:
-        return "unknown"
 
 
 def min_one_second_rate(tenths: list[int]) -> int | None:
@@ -323,7 +316,7 @@ def main() -> None:
     report: dict = {
         "benchmark": "consumer", "messages": args.count, "bodySize": args.body_size, "queues": QUEUES,
         "python": platform.python_version(), "interpreter": sys.executable, "codec": codec.IMPLEMENTATION,
-        "uvloop": uvloop_enabled(), "cpus": os.cpu_count(), "loadavgBefore": _loadavg(),
+        "uvloop": uvloop_enabled(), "cpus": os.cpu_count(), "loadavgBefore": loadavg(),
         "switchIntervalSeconds": sys.getswitchinterval(),
     }
     try:
@@ -346,7 +339,7 @@ def main() -> None:
         # the broker's store (125 MB for the default 100 000 messages): runs that left it behind filled the
         # disk until the Java broker refused the preload (its disk-full check stops sends at 90 %)
         shutil.rmtree(workdir, ignore_errors=True)
-    report["loadavgAfter"] = _loadavg()
+    report["loadavgAfter"] = loadavg()
     report["results"] = results
     report["ratios"] = {
         f"{name}/{java}": {

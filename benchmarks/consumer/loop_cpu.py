@@ -44,7 +44,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "compat-tests"))
 
+from harness.cpu import loadavg  # noqa: E402
 from support.consumer_broker import FakeBroker  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -58,13 +60,6 @@ TOPIC = "LoopCpuTopic"
 QUEUES = 8
 TIMEOUT_S = 600.0
 STATUS = {"orderly": ConsumeOrderlyStatus.SUCCESS, "concurrent": ConsumeConcurrentlyStatus.CONSUME_SUCCESS}
-
-
-def _loadavg() -> str:
-    try:
-        return Path("/proc/loadavg").read_text().strip()
-    except OSError:
-        return "unknown"
 
 
 # --- the fake broker, in a child process ------------------------------------------------------------
@@ -191,7 +186,7 @@ def main() -> None:
     report: dict[str, Any] = {
         "benchmark": "loop_cpu", "messages": args.count, "bodySize": args.body_size, "queues": QUEUES,
         "python": sys.version.split()[0], "codec": codec.IMPLEMENTATION, "uvloop": uvloop_enabled(),
-        "loadavgBefore": _loadavg(),
+        "loadavgBefore": loadavg(),
     }
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
@@ -215,7 +210,7 @@ def main() -> None:
     finally:
         ours.close()
         broker.join(30)
-    report["loadavgAfter"] = _loadavg()
+    report["loadavgAfter"] = loadavg()
     report["results"] = {
         kind: {
             "runs": kind_runs,
