@@ -63,7 +63,8 @@ SEND_CODES = frozenset((RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, R
 
 # PLACE (front -> broker process): buffer number, settings version, number of sends, when its first send was
 # taken (time.monotonic_ns); then for each send its record count, its records' bytes and its topic's length
-# and UTF-8 bytes; then the records, back to back.
+# (SEND_HEAD, which the broker process reads with place_messages.read_sends) and UTF-8 bytes; then the records,
+# back to back.
 _PLACE_HEAD = struct.Struct(">IIHq")
 _PLACE_SEND = SEND_HEAD
 # PLACED (broker process -> front): buffer number and whether it was placed (_REFUSED, _PLACED, _TOO_LATE);
