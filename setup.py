@@ -17,6 +17,7 @@ EXTENSION_MODULES = [
     "rocketmq_py.store._read_path",
     "rocketmq_py.store._write_path",
     "rocketmq_py.broker._send_fast",
+    "rocketmq_py.broker._place_messages",
 ]
 
 

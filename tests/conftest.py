@@ -37,6 +37,7 @@ TWIN_PAIRS = {
     "rocketmq_py.store._read_path": "rocketmq_py.store._read_path_py",
     "rocketmq_py.store._write_path": "rocketmq_py.store._write_path_py",
     "rocketmq_py.broker._send_fast": "rocketmq_py.broker._send_fast_py",
+    "rocketmq_py.broker._place_messages": "rocketmq_py.broker._place_messages_py",
 }
 
 

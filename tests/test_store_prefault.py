@@ -146,3 +146,33 @@ def test_a_kernel_that_cannot_stops_the_service_and_the_store_writes_on(tmp_path
         _put(store)
     finally:
         store.shutdown()
+
+
+@pytest.fixture(params=["twin", "compiled"])
+def layout_side(request, twins):
+    return twins("rocketmq_py.store._layout").side(request.param)
+
+
+def test_write_back_writes_the_pages_under_its_length(tmp_path, layout_side):
+    # A file on a disk's file system: written back, a page is made read-only again, so that the next write to it
+    # takes a fault (its minor-fault count). The kernel's own writeback can only add faults, never take one away.
+    mapped = MappedFile(tmp_path / "00000000000000000000", 64 * PAGE)
+    try:
+        for position in range(0, 64 * PAGE, PAGE):
+            mapped.mm[position] = 1
+        layout_side.write_back(mapped.mm, 32 * PAGE - 5)  # rounded up to whole pages: 32 of them
+        assert _faults_writing_each_page(mapped.mm, 0, 32 * PAGE) >= 32
+    finally:
+        mapped.close()
+
+
+def test_write_back_checks_its_length(tmp_path, layout_side):
+    mapped = MappedFile(tmp_path / "00000000000000000000", 4 * PAGE)
+    try:
+        layout_side.write_back(mapped.mm, 0)
+        layout_side.write_back(mapped.mm, 4 * PAGE)
+        for length in (-1, 4 * PAGE + 1):
+            with pytest.raises(ValueError):
+                layout_side.write_back(mapped.mm, length)
+    finally:
+        mapped.close()

@@ -15,9 +15,9 @@ the ``--top`` functions by own time, in µs per message of the window's count. c
 call inflates Python-level functions against C ones: take the shares as an order, not as figures.
 
 ``--perf`` samples the broker process (all its threads) with ``perf record`` over the window and prints the
-share of each thread, then the ``--top`` symbols of the main thread and of the whole process, the kernel's
-included (the channel's socket reads, page faults, the flush); ``--perf-dir`` keeps the data for
-``perf report``. Needs ``perf`` and a perf_event_paranoid that lets this user sample.
+share of each thread with its top symbols (the prefault thread shows as the kernel's zeroing), the main
+thread's share in page faults, system calls and user space, and its ``--top`` symbols, the kernel's included;
+``--perf-dir`` keeps the data for ``perf report``. Needs ``perf`` and a perf_event_paranoid that lets this user sample.
 
 Prints one JSON object. The machine's load moves these figures: it is in the output (``loadavg``).
 """
@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -61,11 +62,38 @@ def _perf_record(pid: int, delay_s: float, seconds: float, output: Path) -> thre
     return thread
 
 
-def _perf_top(data: Path, top: int, sort: str, *extra: str) -> list[str]:
-    done = subprocess.run(["perf", "report", "-i", str(data), "--stdio", "--no-children", "-g", "none",
-                           "--sort", sort, "--percent-limit", "0.5", *extra], capture_output=True, text=True)
-    lines = [line.strip() for line in done.stdout.splitlines() if line.strip() and not line.startswith("#")]
-    return lines[:top]
+def _perf_split(data: Path, main_tid: int, top: int) -> dict:
+    """The samples of ``data`` by thread (each with its top symbols), the main thread's top symbols, and the
+    main thread's share in page faults, system calls and the rest. Read from ``perf script`` (the sampled
+    stacks), since ``perf report``'s thread filter and sort keys differ between perf versions."""
+    done = subprocess.run(["perf", "script", "-i", str(data)], capture_output=True, text=True)
+    threads: Counter[int] = Counter()
+    symbols: dict[int, Counter[str]] = defaultdict(Counter)
+    main_kinds: Counter[str] = Counter()
+    for sample in done.stdout.split("\n\n"):
+        lines = [line.strip() for line in sample.strip().splitlines()]
+        if len(lines) < 2 or len(lines[0].split()) < 2 or not lines[0].split()[1].isdigit():
+            continue
+        tid = int(lines[0].split()[1])
+        frame = lines[1].split(None, 1)[-1]
+        symbol = frame.split("+0x")[0] + ("  [kernel]" if "kernel.kallsyms" in frame else "")
+        threads[tid] += 1
+        symbols[tid][symbol] += 1
+        if tid == main_tid:
+            stack = " ".join(lines[1:])
+            main_kinds["page faults" if "exc_page_fault" in stack else "system calls" if "entry_SYSCALL" in stack
+                       else "interrupts" if "asm_sysvec" in stack or "asm_common_interrupt" in stack
+                       else "user space"] += 1
+    total = sum(threads.values()) or 1
+    main_total = threads[main_tid] or 1
+    return {
+        "samples": total,
+        "threads": [f"{count / total:6.1%}  {'main' if tid == main_tid else tid}: "
+                    + ", ".join(f"{name} {n / count:.0%}" for name, n in symbols[tid].most_common(3))
+                    for tid, count in threads.most_common()],
+        "main_thread_by_kind": {kind: f"{n / main_total:.1%}" for kind, n in main_kinds.most_common()},
+        "main_thread_symbols": [f"{n / main_total:6.1%}  {name}" for name, n in symbols[main_tid].most_common(top)],
+    }
 
 
 def _cprofile_top(profile: Path, messages: int, top: int) -> list[str]:
@@ -90,6 +118,7 @@ def profile_mode(mode: str, namesrv: PythonNameServer, work: Path, args: argpars
         _create_topic(broker.addr, topic)
         recorder = None
         perf_data = Path(args.perf_dir or work) / f"perf-{mode}.data"
+        perf_data.parent.mkdir(parents=True, exist_ok=True)
         if args.perf:
             recorder = _perf_record(broker.proc.pid, args.warmup, args.seconds, perf_data)
         sent = run_sender(broker, topic, mode, "two_cores", args, 0)
@@ -97,9 +126,7 @@ def profile_mode(mode: str, namesrv: PythonNameServer, work: Path, args: argpars
         if recorder is not None:
             recorder.join()
             # By thread first (the main thread's id is the process's), then the symbols of each part.
-            result["perf_threads"] = _perf_top(perf_data, args.top, "tid")
-            result["perf_main_thread"] = _perf_top(perf_data, args.top, "dso,sym", f"--tid={broker.proc.pid}")
-            result["perf_all_threads"] = _perf_top(perf_data, args.top, "dso,sym")
+            result["perf"] = _perf_split(perf_data, broker.proc.pid, args.top)
     finally:
         broker.stop()
     if args.cprofile:

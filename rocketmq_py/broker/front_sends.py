@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from rocketmq_py import codec
+from rocketmq_py.broker.place_messages import SEND_HEAD, placed_payload, read_sends
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.topic_config import TopicConfig
 from rocketmq_py.errors import CodecError
@@ -62,20 +63,16 @@ SEND_CODES = frozenset((RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, R
 
 # PLACE (front -> broker process): buffer number, settings version, number of sends, when its first send was
 # taken (time.monotonic_ns); then for each send its record count, its records' bytes and its topic's length
-# and UTF-8 bytes; then the records, back to back.
+# (SEND_HEAD, which the broker process reads with place_messages.read_sends) and UTF-8 bytes; then the records,
+# back to back.
 _PLACE_HEAD = struct.Struct(">IIHq")
-_PLACE_SEND = struct.Struct(">IIH")
+_PLACE_SEND = SEND_HEAD
 # PLACED (broker process -> front): buffer number and whether it was placed (_REFUSED, _PLACED, _TOO_LATE);
 # when it was, each record's physical offset, then each send's queue offset (int64 each); when it came too
 # late, how long its first send had waited (ms) and the sends of the buffer, for the busy answers' remark.
 _PLACED_HEAD = struct.Struct(">IB")
 _PLACED_TOO_LATE = struct.Struct(">IBII")
 _REFUSED, _PLACED, _TOO_LATE = 0, 1, 2
-# PLACED of one placed send of one record, the most frequent: its head, physical offset and queue offset.
-_PLACED_ONE = struct.Struct(">IBqq")
-_PLACE_SEND_SIZE = _PLACE_SEND.size
-#: How many topic names a :class:`SendPlacement` keeps decoded (it forgets them all past this).
-_TOPIC_NAMES_KEPT = 4096
 #: The records of one PLACE message, at most (but a send longer than this goes alone). A loop pass of a busy
 #: front builds megabytes; cut into buffers of this size, the broker process places the first while the front
 #: builds the rest, and a put holds a few hundred records' objects at once, not thousands (which set off the
@@ -207,61 +204,18 @@ class SendPlacement:
         self.settings()
         if version != self.version:
             return _PLACED_HEAD.pack(number, _REFUSED)  # built with old settings: the front relays the sends
-        # The broker process's part of every send a front serves: per send, no more than it needs.
-        position = _PLACE_HEAD.size
-        unpack_send = _PLACE_SEND.unpack_from
-        topics = self._topics
-        parts = []
-        for _ in range(sends):
-            count, size, topic_length = unpack_send(view, position)
-            position += _PLACE_SEND_SIZE
-            end = position + topic_length
-            name = view[position:end].tobytes()
-            topic = topics.get(name)
-            if topic is None:
-                topic = self._topic(name)
-            parts.append((count, size, topic))
-            position = end
+        # The broker process's part of every send a front serves: the loops per send are compiled.
+        position, counts, by_topic = read_sends(view, _PLACE_HEAD.size, sends, self._topics)
         started = time.monotonic()
         put = self.broker.store.append_records(view[position:])
         if put.status is not PutMessageStatus.PUT_OK:
             return _PLACED_HEAD.pack(number, _REFUSED)  # refused now (a full disk): the broker answers each send
         latency_ms = int((time.monotonic() - started) * 1000)
-        offsets = put.physical_offsets
-        queue_offsets = put.queue_offsets
         on_put = self.broker.stats.on_put
-        if sends == 1:
-            count, size, topic = parts[0]
-            on_put(topic, count, size, latency_ms)
-            if count == 1:
-                return _PLACED_ONE.pack(number, _PLACED, offsets[0], queue_offsets[0])
-            return b"".join((_PLACED_HEAD.pack(number, _PLACED), struct.pack(f">{count + 1}q", *offsets,
-                                                                       queue_offsets[0])))
         # The stats by topic: one call for all of a topic's sends, the same counts as one call per send.
-        by_topic: dict[str, list[int]] = {}
-        firsts = []
-        first = 0
-        for count, size, topic in parts:
-            firsts.append(queue_offsets[first])
-            first += count
-            totals = by_topic.get(topic)
-            if totals is None:
-                by_topic[topic] = [count, size, 1]
-            else:
-                totals[0] += count
-                totals[1] += size
-                totals[2] += 1
-        for topic, (count, size, puts) in by_topic.items():
-            on_put(topic, count, size, latency_ms, puts)
-        return b"".join((_PLACED_HEAD.pack(number, _PLACED), struct.pack(f">{len(offsets) + sends}q", *offsets,
-                                                                   *firsts)))
-
-    def _topic(self, name: bytes) -> str:
-        """A topic's name as a PLACE message carries it, decoded (and kept: a front's sends name few topics)."""
-        if len(self._topics) >= _TOPIC_NAMES_KEPT:
-            self._topics.clear()
-        topic = self._topics[name] = name.decode("utf-8")
-        return topic
+        for topic, (records, size, puts) in by_topic.items():
+            on_put(topic, records, size, latency_ms, puts)
+        return placed_payload(_PLACED_HEAD.pack(number, _PLACED), counts, put.physical_offsets, put.queue_offsets)
 
 
 # --- the front's side --------------------------------------------------------------------------------------------

@@ -763,7 +763,9 @@ cdef extern from *:
     #endif
     """
     int MADV_POPULATE_WRITE
+    int MS_SYNC
     int madvise(void* addr, size_t length, int advice) nogil
+    int msync(void* addr, size_t length, int flags) nogil
     long sysconf(int name) nogil
     int _SC_PAGESIZE
 
@@ -798,6 +800,34 @@ def populate_for_writing(dst, Py_ssize_t position, Py_ssize_t length):
         if error == EINVAL:
             return False
         raise OSError(error, os.strerror(error))
+    finally:
+        PyBuffer_Release(&out)
+
+
+def write_back(dst, Py_ssize_t length):
+    """Write back the changed pages of the mapping ``dst`` under its first ``length`` bytes and wait for them
+    (msync MS_SYNC: for a file, its data and what reading it needs, as fdatasync), not holding the GIL
+    meanwhile. The pages after them are left alone: see the twin."""
+    cdef Py_buffer out
+    cdef Span span
+    cdef int result, error = 0
+    cdef size_t end
+    _acquire(dst, &out, True)
+    try:
+        span = _span(&out)
+        if length < 0:
+            raise ValueError(f"a length of {length} bytes")
+        _check_span(&span, 0, length)
+        if length == 0:
+            return
+        # msync takes whole pages; the mapping is whole pages, so rounding the end up stays inside it.
+        end = (<size_t>length + <size_t>PAGE_SIZE - 1) & ~(<size_t>PAGE_SIZE - 1)
+        with nogil:
+            result = msync(<void*>span.data, end, MS_SYNC)
+            if result != 0:
+                error = errno
+        if result != 0:
+            raise OSError(error, os.strerror(error))
     finally:
         PyBuffer_Release(&out)
 

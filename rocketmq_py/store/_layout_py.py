@@ -26,8 +26,10 @@ CommitLog record layout (big-endian)::
 """
 from __future__ import annotations
 
+import ctypes
 import errno
 import mmap
+import os
 import struct
 import zlib
 from typing import Any, Sequence
@@ -449,6 +451,11 @@ def read_store_timestamp(buffer: Buffer, position: int, limit: int) -> int:
 
 #: Linux's MADV_POPULATE_WRITE (5.14); Python's mmap module names it only from 3.13 on.
 MADV_POPULATE_WRITE = 23
+#: Linux's MS_SYNC, which Python's mmap module does not name.
+_MS_SYNC = 4
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.msync.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+_libc.msync.restype = ctypes.c_int
 
 
 def populate_for_writing(dst: Buffer, position: int, length: int) -> bool:
@@ -470,6 +477,31 @@ def populate_for_writing(dst: Buffer, position: int, length: int) -> bool:
             return False
         raise
     return True
+
+
+def write_back(dst: Buffer, length: int) -> None:
+    """Write back the changed pages of the mapping ``dst`` under its first ``length`` bytes and wait for them
+    (msync MS_SYNC: for a file, its data and what reading it needs, as fdatasync).
+
+    The pages after them are left alone. A store file's pages past its write position are the ones the
+    CommitLog's prefault service made writable ahead of the writes (``rocketmq_py.store.prefault``): written
+    back while still zeros, they would be written twice, and the kernel would make them read-only again, so
+    that the putting thread took a fault on each one anyway. ``mmap.flush`` holds the GIL while the kernel
+    writes; this calls msync through ctypes, which lets the other threads run meanwhile."""
+    view = _view(dst, writable=True)
+    if length < 0:
+        raise ValueError(f"a length of {length} bytes")
+    _check_span(view, 0, length)
+    if length == 0:
+        return
+    end = min(len(view), -(-length // mmap.PAGESIZE) * mmap.PAGESIZE)
+    pages = (ctypes.c_char * end).from_buffer(dst)
+    try:
+        if _libc.msync(ctypes.addressof(pages), end, _MS_SYNC) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, os.strerror(error))
+    finally:
+        del pages
 
 
 # --- ConsumeQueue ---------------------------------------------------------------------------------

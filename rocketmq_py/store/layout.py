@@ -51,3 +51,5 @@ index_put = _impl.index_put
 index_select = _impl.index_select
 #: Not a layout: faulting a mapping's pages in ahead of their writes (see ``rocketmq_py.store.prefault``).
 populate_for_writing = _impl.populate_for_writing
+#: Not a layout: writing back a mapping's changed pages up to a position (``MappedFile.flush``).
+write_back = _impl.write_back

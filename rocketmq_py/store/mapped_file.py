@@ -4,8 +4,9 @@ A file is named after the global offset of its first byte, zero-padded to 20
 digits, and always has the configured size (Java refuses to load a file of
 another size). A new file is allocated with ``posix_fallocate``, so a full disk
 refuses its creation (:class:`StoreDiskFullError`) rather than killing the
-process with SIGBUS on a later write. Writes go into a shared ``mmap``; flushing is ``fdatasync`` of
-the file, which writes back the mapped pages without holding the GIL.
+process with SIGBUS on a later write. Writes go into a shared ``mmap``; flushing writes back the mapped
+pages (``layout.write_back``, msync, what fdatasync does for the range) without holding the GIL: of a
+CommitLog file whose next pages were faulted in ahead, up to the write position only.
 
 The file list is replaced, never changed in place, so a reader that took
 ``queue.files`` keeps a consistent list while the clean service deletes old
@@ -31,8 +32,6 @@ _log = logging.getLogger(__name__)
 OS_PAGE_SIZE = 4096
 #: The clean service deletes at most this many files per round (Java's DELETE_FILES_BATCH_MAX).
 DELETE_FILES_BATCH_MAX = 10
-
-_sync = getattr(os, "fdatasync", os.fsync)
 
 
 class StoreDiskFullError(StoreError):
@@ -83,6 +82,9 @@ class MappedFile:
         self.first_create_in_queue = False
         self._lock = threading.Lock()
         self.available = True
+        #: Whether pages after the write position were made writable ahead (:meth:`prefault`): a flush then
+        #: writes back only up to the write position.
+        self._populated_ahead = False
 
     def __repr__(self) -> str:
         return f"MappedFile({self.path}, wrote={self.wrote_position}, flushed={self.flushed_position})"
@@ -122,7 +124,11 @@ class MappedFile:
             target = self.wrote_position
             with self._lock:
                 if self.available:
-                    _sync(self._fd)
+                    # Past the write position, a prefaulted file holds zeros the prefault made dirty: written
+                    # back, they would go to disk twice and be made read-only again, so that the putting thread
+                    # took a fault on each page anyway. Any other file is written back whole (what it holds
+                    # past the position, e.g. the zeros of a DLedger truncation, must reach the disk too).
+                    layout.write_back(self.mm, target if self._populated_ahead else self.file_size)
                     self.flushed_position = target
         return self.flushed_position
 
@@ -133,6 +139,7 @@ class MappedFile:
         with self._lock:  # close() waits, so the mapping stays while the kernel works on it
             if not self.available:
                 return True
+            self._populated_ahead = True
             return layout.populate_for_writing(self.mm, position, length)
 
     @property
