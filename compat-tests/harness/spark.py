@@ -18,6 +18,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from .processes import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Small enough that a master, two workers, their executors and the driver fit a loaded 2-core CI machine.
@@ -48,12 +50,6 @@ def python_env() -> dict[str, str]:
     return env
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def local_session(app: str = "rocketmq-py-tests"):
     """A ``local[2]`` SparkSession with the sources registered (the one active in the process)."""
     from pyspark.sql import SparkSession
@@ -81,8 +77,8 @@ class StandaloneCluster:
         self.workdir = workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.workers = workers
-        self.port = _free_port()
-        self.web_port = _free_port()
+        self.port = free_port()
+        self.web_port = free_port()
         self.processes: list[subprocess.Popen] = []
         self.logs: list[Path] = []
 
@@ -111,7 +107,7 @@ class StandaloneCluster:
             work = self.workdir / f"worker-{index}"
             work.mkdir(parents=True, exist_ok=True)
             self._spawn(f"worker-{index}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                        "--cores", str(WORKER_CORES), "--memory", WORKER_MEMORY, "--webui-port", str(_free_port()),
+                        "--cores", str(WORKER_CORES), "--memory", WORKER_MEMORY, "--webui-port", str(free_port()),
                         "--work-dir", str(work), self.master_url)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -199,7 +195,7 @@ class ConnectServer:
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
+        self.port = free_port()
         self.log = workdir / "connect-server.log"
         self.process: subprocess.Popen | None = None
 
