@@ -9,6 +9,7 @@ import time
 
 import pytest
 from harness import run_peer, unique_name
+from harness.ha import max_offset
 from harness.py_servers import PythonBroker
 
 from rocketmq_py.client.producer import LocalTransactionState, SendStatus, TransactionProducer
@@ -22,6 +23,7 @@ OUTCOMES = {"commit": (COMMIT, None), "rollback": (ROLLBACK, None), "unknown-the
 
 class Listener:
     def __init__(self) -> None:
+        #: the bodies of the messages the broker checked back, with how often
         self.checked: dict[str, int] = {}
         self.lock = threading.Lock()
 
@@ -29,10 +31,18 @@ class Listener:
         return OUTCOMES[message.properties["kind"]][0]
 
     def check_local_transaction(self, message):
-        kind = message.properties["kind"]
         with self.lock:
-            self.checked[kind] = self.checked.get(kind, 0) + 1
-        return OUTCOMES[kind][1]
+            self.checked[message.body.decode()] = self.checked.get(message.body.decode(), 0) + 1
+        return OUTCOMES[message.properties["kind"]][1]
+
+    def checked_bodies(self) -> set[str]:
+        with self.lock:
+            return set(self.checked)
+
+
+def _stored(broker_addr: str, topic: str) -> int:
+    """The messages of ``topic`` in the broker's queues (a transactional topic made by a send has 4)."""
+    return sum(max_offset(broker_addr, topic, queue_id) for queue_id in range(4))
 
 
 @pytest.fixture(scope="module")
@@ -53,12 +63,17 @@ def test_commit_rollback_and_check_back(py_namesrv, checking_broker):
                 message = Message(topic, f"{kind}-{i}".encode(), properties={"kind": kind})
                 result = producer.send_message_in_transaction(message, None)
                 assert result.send_status is SendStatus.SEND_OK
-        deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and {"unknown-then-commit", "unknown-then-rollback"} - set(listener.checked):
+        # Every UNKNOW message checked back (each may be checked in a later pass than another of its kind), and
+        # the committed ones then in the topic: END_TRANSACTION after a check is oneway, so the producer's answer
+        # says nothing of when the broker has written the message.
+        unknown = {f"{kind}-{i}" for kind in ("unknown-then-commit", "unknown-then-rollback") for i in range(per_kind)}
+        expected = {f"{kind}-{i}" for kind in ("commit", "unknown-then-commit") for i in range(per_kind)}
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and (listener.checked_bodies() != unknown
+                                               or _stored(checking_broker.addr, topic) < len(expected)):
             time.sleep(0.3)
-        assert set(listener.checked) == {"unknown-then-commit", "unknown-then-rollback"}, listener.checked
-        time.sleep(2)  # END_TRANSACTION after a check is oneway
-    expected = {f"{kind}-{i}" for kind in ("commit", "unknown-then-commit") for i in range(per_kind)}
+        assert listener.checked_bodies() == unknown, listener.checked
+        assert _stored(checking_broker.addr, topic) == len(expected)
     *received, done = run_peer("consume", namesrv=py_namesrv.addr, topic=topic, group=unique_name("TxGroup"),
                                count=len(expected) + 1, timeout_ms=8000)
     assert done["count"] == len(expected) and done["timedOut"], "exactly the committed messages arrive"
