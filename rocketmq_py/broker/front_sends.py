@@ -279,17 +279,10 @@ class FrontClient(Protocol):
         """Relay ``frame`` to the broker process, as a frame of this client's."""
 
 
-@dataclass
-class _Send:
-    client: FrontClient
-    #: The fast path that built it, with the settings it answers with.
-    path: Any
-    request: RemotingCommand
-    frame: bytes
-    records: bytes | bytearray
-    count: int
-    topic: str
-    queue_id: int
+# A send taken and not yet answered, a tuple (one object a send; a front holds thousands of them in a busy pass):
+# the client, the fast path that built it (it answers with its settings), the request, the frame (relayed when
+# the broker process refuses its buffer), its records, their count, its topic's UTF-8 name and its queue id.
+_Send = tuple[FrontClient, Any, RemotingCommand, bytes, "bytes | bytearray", int, bytes, int]
 
 
 class FrontSends:
@@ -305,7 +298,6 @@ class FrontSends:
         self._pending: list[_Send] = []
         #: When the first of the pending sends was taken (time.monotonic_ns).
         self._pending_since = 0
-        self._flush_pending = False
         self._waiting: dict[int, list[_Send]] = {}
         self._next_number = 0
 
@@ -322,47 +314,47 @@ class FrontSends:
             request = codec.decode_frame(memoryview(frame)[4:])
         except CodecError:
             return False
-        if request.code not in SEND_CODES or request.is_response:
+        if request.code not in SEND_CODES or request.flag & codec.FLAG_RESPONSE:
             return False
-        built = self._path.build(client.remote_address, request)
+        path = self._path
+        built = path.build(client.remote_address, request)
         if built is None:
             return False
         records, count, topic, queue_id = built
-        if not self._pending:
+        pending = self._pending
+        if not pending:
             self._pending_since = time.monotonic_ns()
-        self._pending.append(_Send(client, self._path, request, frame, records, count, topic, queue_id))
-        if not self._flush_pending:
-            self._flush_pending = True
             self._loop.call_soon(self.flush)
+        pending.append((client, path, request, frame, records, count, topic.encode("utf-8"), queue_id))
         return True
 
     def flush(self) -> None:
         """Send the sends of this loop pass to the broker process, in buffers of :data:`PLACE_BYTES` (that fit a
         CommitLog file)."""
-        self._flush_pending = False
         pending, self._pending = self._pending, []
+        if not pending:
+            return
         limit = min(PLACE_BYTES, self.settings.store.max_records_length)
-        buffer: list[_Send] = []
-        size = 0
         taken_ns = self._pending_since
-        for send in pending:
-            if buffer and size + len(send.records) > limit:
-                self._send_buffer(buffer, taken_ns)
-                buffer, size = [], 0
-            buffer.append(send)
-            size += len(send.records)
-        if buffer:
-            self._send_buffer(buffer, taken_ns)
+        start = 0
+        size = 0
+        for index, send in enumerate(pending):
+            length = len(send[4])
+            if size and size + length > limit:
+                self._send_buffer(pending[start:index], taken_ns)
+                start, size = index, 0
+            size += length
+        self._send_buffer(pending[start:] if start else pending, taken_ns)
 
     def _send_buffer(self, sends: list[_Send], taken_ns: int) -> None:
-        self._next_number = self._next_number % 0xFFFFFFFF + 1
-        number = self._next_number
+        self._next_number = number = self._next_number % 0xFFFFFFFF + 1
         parts: list[bytes | bytearray] = [_PLACE_HEAD.pack(number, self.settings.version, len(sends), taken_ns)]
+        pack_send = _PLACE_SEND.pack
         for send in sends:
-            topic = send.topic.encode("utf-8")
-            parts.append(_PLACE_SEND.pack(send.count, len(send.records), len(topic)))
+            topic = send[6]
+            parts.append(pack_send(send[5], len(send[4]), len(topic)))
             parts.append(topic)
-        parts.extend(send.records for send in sends)
+        parts.extend([send[4] for send in sends])
         self._waiting[number] = sends
         self._place(b"".join(parts))
 
@@ -375,24 +367,34 @@ class FrontSends:
             return
         if stored == _REFUSED:
             for send in sends:
-                send.client.relay(send.frame)
+                send[0].relay(send[3])
             return
+        answers: dict[FrontClient, list[bytes]] = {}
         if stored == _TOO_LATE:
             _, _, waited_ms, size = _PLACED_TOO_LATE.unpack_from(payload, 0)
             remark = timeout_clean_queue_remark(waited_ms, size)
             for send in sends:
-                if not send.request.is_oneway:
-                    busy = commands.create_response(send.request, RemotingSysResponseCode.SYSTEM_BUSY, remark,
+                request = send[2]
+                if not request.flag & codec.FLAG_ONEWAY:
+                    busy = commands.create_response(request, RemotingSysResponseCode.SYSTEM_BUSY, remark,
                                                     serialize_type=commands.DEFAULT_SERIALIZE_TYPE)
-                    send.client.write(codec.encode_command(busy))
-            return
-        records = sum(send.count for send in sends)
-        offsets = struct.unpack_from(f">{records}q", payload, _PLACED_HEAD.size)
-        queue_offsets = struct.unpack_from(f">{len(sends)}q", payload, _PLACED_HEAD.size + 8 * records)
-        first = 0
-        for send, queue_offset in zip(sends, queue_offsets):
-            request = send.request
-            if not request.is_oneway:
-                response = send.path.respond(request, send.queue_id, offsets[first:first + send.count], queue_offset)
-                send.client.write(codec.encode_command(response))
-            first += send.count
+                    answers.setdefault(send[0], []).append(codec.encode_command(busy))
+        else:
+            records = sum([send[5] for send in sends])
+            offsets = struct.unpack_from(f">{records}q", payload, _PLACED_HEAD.size)
+            queue_offsets = struct.unpack_from(f">{len(sends)}q", payload, _PLACED_HEAD.size + 8 * records)
+            encode = codec.encode_command
+            first = 0
+            for (client, path, request, _, _, count, _, queue_id), queue_offset in zip(sends, queue_offsets):
+                if not request.flag & codec.FLAG_ONEWAY:
+                    response = path.respond(request, queue_id, offsets[first:first + count], queue_offset)
+                    answer = encode(response)
+                    written = answers.get(client)
+                    if written is None:
+                        answers[client] = [answer]
+                    else:
+                        written.append(answer)
+                first += count
+        # One write a client: its answers of this buffer go to its socket together.
+        for client, frames in answers.items():
+            client.write(frames[0] if len(frames) == 1 else b"".join(frames))
