@@ -51,6 +51,7 @@ from rocketmq_py.remoting.lanes import timeout_clean_queue_remark
 from rocketmq_py.store import MAX_PROPERTIES_LENGTH, PutMessageStatus
 
 if TYPE_CHECKING:
+    from rocketmq_py.broker._send_fast_py import TakenSend
     from rocketmq_py.broker.controller import BrokerController
 
 __all__ = ["FrontSends", "SendPlacement", "SendSettings"]
@@ -275,30 +276,25 @@ class FrontClient(Protocol):
     def write(self, data: bytes) -> None:
         """Write ``data`` to the client (nothing when it is gone)."""
 
-    def relay(self, frame: bytes) -> None:
-        """Relay ``frame`` to the broker process, as a frame of this client's."""
-
-
-# A send taken and not yet answered, a tuple (one object a send; a front holds thousands of them in a busy pass):
-# the client, the fast path that built it (it answers with its settings), the request, the frame (relayed when
-# the broker process refuses its buffer), its records, their count, its topic's UTF-8 name and its queue id.
-_Send = tuple[FrontClient, Any, RemotingCommand, bytes, "bytes | bytearray", int, bytes, int]
+    def relay(self, frames: bytes) -> None:
+        """Relay ``frames`` (whole frames of this client's) to the broker process, which serves them."""
 
 
 class FrontSends:
     """A front's side: builds the plain sends its clients make, has the broker process place them, answers."""
 
     def __init__(self, place: Callable[[bytes], None], settings: dict[str, Any]) -> None:
-        from rocketmq_py.broker.send_fast import SendFastPath
+        from rocketmq_py.broker import send_fast
         self._place = place
-        self._path_class = SendFastPath
+        self._path_class = send_fast.SendFastPath
+        self._answer_placed = send_fast.answer_placed
         self.settings = SendSettings(settings)
-        self._path = SendFastPath(self.settings)  # type: ignore[arg-type]  # reads only what SendSettings has
+        self._path = self._path_class(self.settings)  # type: ignore[arg-type]  # reads only what SendSettings has
         self._loop = asyncio.get_running_loop()
-        self._pending: list[_Send] = []
+        self._pending: list[TakenSend] = []
         #: When the first of the pending sends was taken (time.monotonic_ns).
         self._pending_since = 0
-        self._waiting: dict[int, list[_Send]] = {}
+        self._waiting: dict[int, list[TakenSend]] = {}
         self._next_number = 0
 
     def update(self, settings: dict[str, Any]) -> None:
@@ -306,27 +302,16 @@ class FrontSends:
         self.settings = SendSettings(settings)
         self._path = self._path_class(self.settings)  # type: ignore[arg-type]
 
-    def take(self, client: FrontClient, frame: bytes) -> bool:
-        """True when this front serves ``frame`` (length prefix included); False to relay it."""
-        if frame[4] == codec.SERIALIZE_ROCKETMQ and int.from_bytes(frame[8:10], "big") not in SEND_CODES:
-            return False  # the binary header's code comes first: no need to decode a pull's frame
-        try:
-            request = codec.decode_frame(memoryview(frame)[4:])
-        except CodecError:
-            return False
-        if request.code not in SEND_CODES or request.flag & codec.FLAG_RESPONSE:
-            return False
-        path = self._path
-        built = path.build(client.remote_address, request)
-        if built is None:
-            return False
-        records, count, topic, queue_id = built
+    def take_frames(self, client: FrontClient, data: bytes, position: int) -> int:
+        """Serve the plain sends among the whole frames of ``data[position:]`` and relay the other frames; where
+        the whole frames end (see ``SendFastPath.take_frames``)."""
         pending = self._pending
-        if not pending:
+        waiting = len(pending)
+        end = self._path.take_frames(client, data, position, pending)
+        if not waiting and pending:
             self._pending_since = time.monotonic_ns()
             self._loop.call_soon(self.flush)
-        pending.append((client, path, request, frame, records, count, topic.encode("utf-8"), queue_id))
-        return True
+        return end
 
     def flush(self) -> None:
         """Send the sends of this loop pass to the broker process, in buffers of :data:`PLACE_BYTES` (that fit a
@@ -339,22 +324,22 @@ class FrontSends:
         start = 0
         size = 0
         for index, send in enumerate(pending):
-            length = len(send[4])
+            length = len(send[6])
             if size and size + length > limit:
                 self._send_buffer(pending[start:index], taken_ns)
                 start, size = index, 0
             size += length
         self._send_buffer(pending[start:] if start else pending, taken_ns)
 
-    def _send_buffer(self, sends: list[_Send], taken_ns: int) -> None:
+    def _send_buffer(self, sends: list[TakenSend], taken_ns: int) -> None:
         self._next_number = number = self._next_number % 0xFFFFFFFF + 1
         parts: list[bytes | bytearray] = [_PLACE_HEAD.pack(number, self.settings.version, len(sends), taken_ns)]
         pack_send = _PLACE_SEND.pack
         for send in sends:
-            topic = send[6]
-            parts.append(pack_send(send[5], len(send[4]), len(topic)))
+            topic = send[8]
+            parts.append(pack_send(send[7], len(send[6]), len(topic)))
             parts.append(topic)
-        parts.extend([send[4] for send in sends])
+        parts.extend([send[6] for send in sends])
         self._waiting[number] = sends
         self._place(b"".join(parts))
 
@@ -366,35 +351,22 @@ class FrontSends:
             _log.warning("the broker process answered buffer %d, which this front did not send", number)
             return
         if stored == _REFUSED:
-            for send in sends:
-                send[0].relay(send[3])
+            for client, _, _, data, start, end, *_ in sends:
+                client.relay(data[start:end])
             return
-        answers: dict[FrontClient, list[bytes]] = {}
         if stored == _TOO_LATE:
             _, _, waited_ms, size = _PLACED_TOO_LATE.unpack_from(payload, 0)
             remark = timeout_clean_queue_remark(waited_ms, size)
+            busy_answers: dict[FrontClient, list[bytes]] = {}
             for send in sends:
                 request = send[2]
                 if not request.flag & codec.FLAG_ONEWAY:
                     busy = commands.create_response(request, RemotingSysResponseCode.SYSTEM_BUSY, remark,
                                                     serialize_type=commands.DEFAULT_SERIALIZE_TYPE)
-                    answers.setdefault(send[0], []).append(codec.encode_command(busy))
+                    busy_answers.setdefault(send[0], []).append(codec.encode_command(busy))
+            answers = {client: b"".join(frames) for client, frames in busy_answers.items()}
         else:
-            records = sum([send[5] for send in sends])
-            offsets = struct.unpack_from(f">{records}q", payload, _PLACED_HEAD.size)
-            queue_offsets = struct.unpack_from(f">{len(sends)}q", payload, _PLACED_HEAD.size + 8 * records)
-            encode = codec.encode_command
-            first = 0
-            for (client, path, request, _, _, count, _, queue_id), queue_offset in zip(sends, queue_offsets):
-                if not request.flag & codec.FLAG_ONEWAY:
-                    response = path.respond(request, queue_id, offsets[first:first + count], queue_offset)
-                    answer = encode(response)
-                    written = answers.get(client)
-                    if written is None:
-                        answers[client] = [answer]
-                    else:
-                        written.append(answer)
-                first += count
+            answers = self._answer_placed(sends, payload, _PLACED_HEAD.size)
         # One write a client: its answers of this buffer go to its socket together.
         for client, frames in answers.items():
-            client.write(frames[0] if len(frames) == 1 else b"".join(frames))
+            client.write(frames)
