@@ -7,6 +7,9 @@ processor's bytes. What the C types buy here is the per-request control
 flow: the checks, the tuple and dict work and the message id run without
 the interpreter; the byte work (header mapping, properties, the record,
 the response frame) was compiled already and is called as the twin calls it.
+A front's loop over a client's bytes (``take_frames``) also decodes each frame
+where it lies, with the codec's C-level ``_decode_frame``, instead of copying it
+out first (tests/test_send_fast_front.py holds it to the twin).
 """
 import struct
 import time

@@ -14,6 +14,12 @@ anything changes* (``answer`` returns None) and the caller serves the request
 on the slow path, which gives the answer it always gave. For the requests it
 takes, the store files and the response are byte for byte those of the slow
 path (tests/test_send_fast.py).
+
+A front process runs the same path around its clients' bytes
+(``rocketmq_py.broker.front_sends``): ``take_frames`` cuts them into frames and
+builds the plain sends among them, and ``answer_placed`` answers the sends the
+broker process placed. They are here, compiled with the rest, because they run
+once per send (tests/test_send_fast_front.py holds both forms together).
 """
 from __future__ import annotations
 

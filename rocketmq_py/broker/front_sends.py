@@ -1,19 +1,19 @@
 """Plain sends served by the front processes: built in the front, placed by the broker process (issue 30).
 
-A front (``rocketmq_py.remoting.front``) cuts its clients' bytes into frames.
-For each SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE it asks
-:class:`FrontSends`, which runs the broker's own send fast path
-(:class:`~rocketmq_py.broker.send_fast.SendFastPath`: its checks, and the
-records it would store) over :class:`SendSettings`, the broker's settings as
-the broker process last pushed them. What the fast path declines is relayed
-whole to the broker process, as every other frame. What it takes is built in
-the front; the records of the sends of one loop pass go to the broker process
-in one :attr:`Relay.PLACE` message, which :class:`SendPlacement` hands to the
-store in one ``MessageStore.append_records`` call. The broker process answers
-with a :attr:`Relay.PLACED` message (each record's physical offset, each
-send's queue offset), and only then does the front write the SendResult
-frames, with the fast path's own ``respond``: a send is answered only after
-its records are in the store.
+A front (``rocketmq_py.remoting.front``) hands its clients' bytes to
+:class:`FrontSends`, which runs the broker's own send fast path over
+:class:`SendSettings`, the broker's settings as the broker process last pushed
+them: ``SendFastPath.take_frames`` cuts the bytes into frames and builds each
+SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE the path takes (its checks,
+and the records it would store). What the fast path declines is relayed whole
+to the broker process, as every other frame. The records of the sends of one
+loop pass go to the broker process in one :attr:`Relay.PLACE` message, which
+:class:`SendPlacement` hands to the store in one ``MessageStore.append_records``
+call. The broker process answers with a :attr:`Relay.PLACED` message (each
+record's physical offset, each send's queue offset), and only then does the
+front write the SendResult frames (``answer_placed``, with the fast path's own
+``respond``; one write per client): a send is answered only after its records
+are in the store.
 
 The settings carry a version. A buffer built with settings older than the
 broker's current ones is refused whole (nothing is written), the broker
