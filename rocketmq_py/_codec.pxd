@@ -55,3 +55,8 @@ cdef class UniqueIdGenerator:
     cdef uint64_t _counter
     cdef object _start_ms
     cdef object _next_start_ms
+
+
+# One frame, its 4-byte length prefix stripped, decoded from the ``length`` bytes at ``data``: ``decode_frame``
+# without its copy of the frame into bytes, for a compiled module that cuts frames out of a buffer it holds.
+cdef object _decode_frame(const uint8_t* data, Py_ssize_t length)

@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from support.front_sends import PlaceClient, stored_broker
+from support.front_sends import PlaceClient, stored_broker, take
 from support.send_fast import send_frame, store_files
 
 from rocketmq_py import codec
@@ -57,7 +57,7 @@ async def test_one_place_of_many_sends_stores_answers_and_counts_as_one_place_pe
             front = FrontSends(messages.append, json.loads(placement.settings()))
             for start in range(0, len(frames), per_place):
                 for frame in frames[start:start + per_place]:
-                    assert front.take(PlaceClient(), frame)
+                    assert take(front, PlaceClient(), frame)
                 front.flush()
             assert len(messages) == len(frames) // per_place
             answers[name] = [placement.place(message) for message in messages]
@@ -113,7 +113,7 @@ async def test_a_place_built_before_a_change_of_the_settings_is_refused_and_stor
         messages: list[bytes] = []
         front = FrontSends(messages.append, json.loads(settings))
         for frame in _frames()[:3]:
-            assert front.take(PlaceClient(), frame)
+            assert take(front, PlaceClient(), frame)
             front.flush()
         assert placement.place(messages[0])[4] == 1
         change(broker)
@@ -121,25 +121,9 @@ async def test_a_place_built_before_a_change_of_the_settings_is_refused_and_stor
         assert placement.settings() is not settings
         assert broker.store.get_max_offset_in_queue("Plain", 1) == 0  # the second send's queue
         front.update(json.loads(placement.settings()))
-        if front.take(PlaceClient(), _frames()[2]):  # with the new settings (a read-only broker takes none)
+        if take(front, PlaceClient(), _frames()[2]):  # with the new settings (a read-only broker takes none)
             front.flush()
             assert placement.place(messages[3])[4] == 1
-
-
-class _AnsweredClient:
-    """A front's client that keeps what the front writes to it."""
-
-    conn = 1
-    remote_address = "127.0.0.1:40404"
-
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.written.append(data)
-
-    def relay(self, frame: bytes) -> None:
-        raise AssertionError("a send that came too late is answered by the front, not relayed")
 
 
 @pytest.mark.parametrize("fast_failure", [True, False])
@@ -151,14 +135,16 @@ async def test_a_place_that_waited_the_send_queue_limit_is_answered_busy_and_sto
         placement = SendPlacement(broker)
         messages: list[bytes] = []
         front = FrontSends(messages.append, json.loads(placement.settings()))
-        client = _AnsweredClient()
+        client = PlaceClient()
         frames = _frames()[:4]
         for frame in frames:
-            assert front.take(client, frame)
+            assert take(front, client, frame)
         front.flush()
         (message,) = messages
         front.placed(placement.place(message))
-        answers = [codec.decode_frame(memoryview(data)[4:]) for data in client.written]
+        assert len(client.written) == 1, "a client's answers to one buffer go out in one write"
+        answers = codec.FrameDecoder().feed(client.written[0])
+        assert client.relayed == [], "a send that came too late is answered by the front, not relayed"
         assert len(answers) == len(frames)
         if fast_failure:
             assert {answer.code for answer in answers} == {2}  # SYSTEM_BUSY, the send lane's answer

@@ -1,7 +1,8 @@
 """Where our broker process's CPU goes when its fronts serve the sends: per thread, per function, per symbol.
 
     .venv/bin/python benchmarks/broker/fronts_profile.py [--workers 2] [--modes batch,single] [--seconds 8]
-                                                         [--warmup 3] [--cprofile] [--perf] [--top 25]
+                                                         [--warmup 3] [--cprofile] [--perf] [--perf-fronts]
+                                                         [--top 25]
 
 For each mode, our name server and a fresh broker with ``--workers`` front processes (ASYNC_FLUSH, the
 send-queue limit of capacity.py, both cores) take capacity.py's pipelined sender (``--connections`` x
@@ -17,7 +18,10 @@ call inflates Python-level functions against C ones: take the shares as an order
 ``--perf`` samples the broker process (all its threads) with ``perf record`` over the window and prints the
 share of each thread with its top symbols (the prefault thread shows as the kernel's zeroing), the main
 thread's share in page faults, system calls and user space, and its ``--top`` symbols, the kernel's included;
-``--perf-dir`` keeps the data for ``perf report``. Needs ``perf`` and a perf_event_paranoid that lets this user sample.
+``--perf-dir`` keeps the data for ``perf report``. ``--perf-fronts`` samples the front processes instead (all of
+them, as one), and prints the ``--top`` symbols of their samples: where a front's CPU goes (the interpreter, the
+compiled fast path, the kernel's socket reads and writes). Needs ``perf`` and a perf_event_paranoid that lets
+this user sample.
 
 Prints one JSON object. The machine's load moves these figures: it is in the output (``loadavg``).
 """
@@ -35,6 +39,7 @@ import threading
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "compat-tests"))
@@ -51,11 +56,20 @@ def _wrapper(work: Path, profile: Path) -> str:
     return str(script)
 
 
-def _perf_record(pid: int, delay_s: float, seconds: float, output: Path) -> threading.Thread:
-    """Sample ``pid`` with ``perf record`` for ``seconds`` after ``delay_s`` (the sender's warm-up)."""
+def _front_pids(pid: int) -> list[int]:
+    """The broker's front processes: its child processes."""
+    children: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children.extend(int(child) for child in (task / "children").read_text().split())
+    return children
+
+
+def _perf_record(pids: Callable[[], list[int]], delay_s: float, seconds: float, output: Path) -> threading.Thread:
+    """Sample the processes ``pids()`` names after ``delay_s`` (the sender's warm-up), for ``seconds``."""
     def record() -> None:
         time.sleep(delay_s)
-        subprocess.run(["perf", "record", "-q", "-F", "999", "-g", "-p", str(pid), "-o", str(output), "--",
+        targets = ",".join(map(str, pids()))
+        subprocess.run(["perf", "record", "-q", "-F", "999", "-g", "-p", targets, "-o", str(output), "--",
                         "sleep", str(seconds)], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     thread = threading.Thread(target=record, daemon=True)
     thread.start()
@@ -96,6 +110,15 @@ def _perf_split(data: Path, main_tid: int, top: int) -> dict:
     }
 
 
+def _perf_top(data: Path, top: int, sort: str, *extra: str) -> list[str]:
+    if not data.exists():
+        raise SystemExit(f"perf record wrote no {data}: is perf_event_paranoid too high for this user?")
+    done = subprocess.run(["perf", "report", "-i", str(data), "--stdio", "--no-children", "-g", "none",
+                           "--sort", sort, "--percent-limit", "0.5", *extra], capture_output=True, text=True)
+    lines = [line.strip() for line in done.stdout.splitlines() if line.strip() and not line.startswith("#")]
+    return lines[:top]
+
+
 def _cprofile_top(profile: Path, messages: int, top: int) -> list[str]:
     stats = pstats.Stats(str(profile), stream=io.StringIO())
     rows = []
@@ -119,11 +142,16 @@ def profile_mode(mode: str, namesrv: PythonNameServer, work: Path, args: argpars
         recorder = None
         perf_data = Path(args.perf_dir or work) / f"perf-{mode}.data"
         perf_data.parent.mkdir(parents=True, exist_ok=True)
-        if args.perf:
-            recorder = _perf_record(broker.proc.pid, args.warmup, args.seconds, perf_data)
+        if args.perf_fronts:
+            recorder = _perf_record(lambda: _front_pids(broker.proc.pid), args.warmup, args.seconds, perf_data)
+        elif args.perf:
+            recorder = _perf_record(lambda: [broker.proc.pid], args.warmup, args.seconds, perf_data)
         sent = run_sender(broker, topic, mode, "two_cores", args, 0)
         result["sender"] = sent
-        if recorder is not None:
+        if recorder is not None and args.perf_fronts:
+            recorder.join()
+            result["perf_fronts"] = _perf_top(perf_data, args.top, "dso,sym")
+        elif recorder is not None:
             recorder.join()
             # By thread first (the main thread's id is the process's), then the symbols of each part.
             result["perf"] = _perf_split(perf_data, broker.proc.pid, args.top)
@@ -145,11 +173,12 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--cprofile", action="store_true", help="run the broker process under cProfile")
     parser.add_argument("--perf", action="store_true", help="sample the broker process with perf record")
+    parser.add_argument("--perf-fronts", action="store_true", help="sample the front processes with perf record")
     parser.add_argument("--perf-dir", help="keep perf's data files here (perf report -i DIR/perf-MODE.data)")
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
     args.probe = False
-    if args.perf and shutil.which("perf") is None:
+    if (args.perf or args.perf_fronts) and shutil.which("perf") is None:
         raise SystemExit("--perf: no perf on this machine")
     results = {}
     with tempfile.TemporaryDirectory(prefix="fronts-profile-") as directory:

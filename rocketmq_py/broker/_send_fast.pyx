@@ -7,10 +7,18 @@ processor's bytes. What the C types buy here is the per-request control
 flow: the checks, the tuple and dict work and the message id run without
 the interpreter; the byte work (header mapping, properties, the record,
 the response frame) was compiled already and is called as the twin calls it.
+A front's loop over a client's bytes (``take_frames``) also decodes each frame
+where it lies, with the codec's C-level ``_decode_frame``, instead of copying it
+out first (tests/test_send_fast_front.py holds it to the twin).
 """
+import struct
 import time
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SIZE
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+
+from rocketmq_py._bytes cimport load_u16, load_u32
+from rocketmq_py._codec cimport _decode_frame
 
 from rocketmq_py import codec
 from rocketmq_py.broker.queue_choice import random_queue_id
@@ -40,6 +48,9 @@ cdef int WRITE = PermName.WRITE
 cdef int32_t TRANSACTION_MASK = TRANSACTION_TYPE_MASK
 cdef int32_t MULTI_TAGS = MULTI_TAGS_FLAG
 cdef int FLAG_RESPONSE = codec.FLAG_RESPONSE
+cdef int FLAG_ONEWAY = codec.FLAG_ONEWAY
+cdef int SERIALIZE_ROCKETMQ = codec.SERIALIZE_ROCKETMQ
+cdef uint32_t MAX_FRAME_LENGTH = codec.MAX_FRAME_LENGTH
 cdef object TRANSACTION_PREPARED = MessageConst.TRANSACTION_PREPARED
 cdef object CLUSTER = MessageConst.CLUSTER
 cdef object DELAY = MessageConst.DELAY_TIME_LEVEL
@@ -200,6 +211,68 @@ cdef class SendFastPath:
             _set_queue_id(records, queue_id)
         return (records, count, topic, queue_id)
 
+    def take_frames(self, client, data, Py_ssize_t position, list taken):
+        """A front's loop over what a client sent: build the plain sends among the whole frames of
+        ``data[position:]`` (each with its length prefix) and append them to ``taken``; relay the others to the
+        broker process (``client.relay``, a run of them in one call, in order). Returns where the whole frames
+        end: the start of an incomplete frame, or of a length that no frame has (the caller relays the rest),
+        or ``len(data)``."""
+        cdef const uint8_t* raw
+        cdef Py_ssize_t size, end, relay_from
+        cdef uint32_t length
+        if not PyBytes_CheckExact(data):
+            data = bytes(data)
+        raw = <const uint8_t*>PyBytes_AS_STRING(data)
+        size = PyBytes_GET_SIZE(data)
+        remote_address = client.remote_address
+        relay_from = position
+        while size - position >= 4:
+            length = load_u32(raw + position)
+            if length < 4 or length > MAX_FRAME_LENGTH:
+                break
+            end = position + 4 + length
+            if end > size:
+                break
+            send = self._take(client, remote_address, data, raw, position, end)
+            if send is not None:
+                if relay_from < position:
+                    client.relay(data[relay_from:position])
+                taken.append(send)
+                relay_from = end
+            position = end
+        if relay_from < position:
+            client.relay(data[relay_from:position])
+        return position
+
+    cdef object _take(self, client, remote_address, bytes data, const uint8_t* raw, Py_ssize_t start,
+                      Py_ssize_t end):
+        """The frame ``data[start:end]`` built, when it is a plain send; None when the broker process serves it."""
+        cdef int code
+        if end - start >= 10 and raw[start + 4] == SERIALIZE_ROCKETMQ:
+            code = load_u16(raw + start + 8)
+            if code != SEND_MESSAGE_V2 and code != SEND_MESSAGE and code != SEND_BATCH_MESSAGE:
+                return None  # the binary header's code comes first: no need to decode a pull's frame
+        try:
+            request = _decode_frame(raw + start + 4, end - start - 4)
+        except CodecError:
+            return None
+        if (<int>request.flag) & FLAG_RESPONSE:
+            return None
+        built = self.build(remote_address, request)
+        if built is None:
+            return None
+        records, count, topic, queue_id = <tuple>built
+        return (client, self, request, data, start, end, records, count, (<str>topic).encode("utf-8"), queue_id)
+
+    cdef object _respond_at(self, request, long long queue_id, tuple offsets, Py_ssize_t first, Py_ssize_t count,
+                            long long queue_offset):
+        """``respond`` to a send whose records were placed at ``offsets[first:first + count]``."""
+        cdef int64_t offset
+        if count == 1:
+            offset = offsets[first]
+            return self._stored(request, self._store_host_hex + _offset_hex(offset), queue_id, queue_offset)
+        return self.respond(request, queue_id, offsets[first:first + count], queue_offset)
+
     def respond(self, request, long long queue_id, physical_offsets, long long queue_offset):
         """The processor's SUCCESS answer to a send whose records ``build`` made and the store placed at
         ``physical_offsets``, the first at ``queue_offset``."""
@@ -237,3 +310,40 @@ cdef class SendFastPath:
             self._plain_topics.clear()
         self._plain_topics.add(topic)
         return True
+
+
+cdef object _unpack_from = struct.unpack_from
+cdef object _encode_command = codec.encode_command
+
+
+def answer_placed(sends, payload, Py_ssize_t position):
+    """The answers to ``sends``, which the broker process placed: for each client, its answers' frames in one
+    bytes, in the order of its sends (a oneway send has none). From ``position`` in ``payload`` come each
+    record's physical offset, then each send's queue offset, as big-endian int64."""
+    cdef Py_ssize_t records = 0
+    cdef Py_ssize_t first = 0
+    cdef Py_ssize_t count, index
+    cdef tuple send
+    cdef SendFastPath path
+    for send in sends:
+        records += <Py_ssize_t>send[7]
+    cdef tuple offsets = _unpack_from(f">{records}q", payload, position)
+    cdef tuple queue_offsets = _unpack_from(f">{len(sends)}q", payload, position + 8 * records)
+    cdef dict answers = {}
+    cdef list frames
+    index = 0
+    for send in sends:
+        count = send[7]
+        request = send[2]
+        if not (<int>request.flag) & FLAG_ONEWAY:
+            path = <SendFastPath?>send[1]
+            answer = _encode_command(path._respond_at(request, send[9], offsets, first, count, queue_offsets[index]))
+            client = send[0]
+            frames = answers.get(client)
+            if frames is None:
+                answers[client] = [answer]
+            else:
+                frames.append(answer)
+        first += count
+        index += 1
+    return {client: b"".join(frames) for client, frames in answers.items()}

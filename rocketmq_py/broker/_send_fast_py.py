@@ -14,9 +14,16 @@ anything changes* (``answer`` returns None) and the caller serves the request
 on the slow path, which gives the answer it always gave. For the requests it
 takes, the store files and the response are byte for byte those of the slow
 path (tests/test_send_fast.py).
+
+A front process runs the same path around its clients' bytes
+(``rocketmq_py.broker.front_sends``): ``take_frames`` cuts them into frames and
+builds the plain sends among them, and ``answer_placed`` answers the sends the
+broker process placed. They are here, compiled with the rest, because they run
+once per send (tests/test_send_fast_front.py holds both forms together).
 """
 from __future__ import annotations
 
+import struct
 import time
 from typing import TYPE_CHECKING, Sequence
 
@@ -36,13 +43,21 @@ from rocketmq_py.remoting.command import DEFAULT_LANGUAGE, DEFAULT_VERSION
 from rocketmq_py.store import PutMessageStatus, encode_batch, encode_record, pack_host, set_queue_id
 
 if TYPE_CHECKING:
+    from rocketmq_py.broker.front_sends import FrontClient
     from rocketmq_py.broker.processors.send import SendMessageProcessor
+
+    #: A send a front took, until the broker process has placed it: the client; the fast path that built it (it
+    #: answers with its settings); the request; the client's bytes that hold its frame, and the frame's start and end
+    #: in them (relayed when the broker process refuses the send's buffer); its records and their count; its topic's
+    #: UTF-8 name; its queue id. A tuple: a busy front holds thousands, and a tuple is one object.
+    TakenSend = tuple[FrontClient, "SendFastPath", RemotingCommand, bytes, int, int, bytes | bytearray, int, bytes, int]
 
 IMPLEMENTATION = "python"
 
 _SEND_MESSAGE = RequestCode.SEND_MESSAGE
 _SEND_MESSAGE_V2 = RequestCode.SEND_MESSAGE_V2
 _SEND_BATCH_MESSAGE = RequestCode.SEND_BATCH_MESSAGE
+_SEND_CODES = frozenset((_SEND_MESSAGE, _SEND_MESSAGE_V2, _SEND_BATCH_MESSAGE))
 #: Plain topic names remembered; past this many the set starts again (names are checked again, nothing else).
 _PLAIN_TOPICS_MAX = 10_000
 
@@ -172,6 +187,51 @@ class SendFastPath:
             set_queue_id(records, queue_id)
         return records, count, topic, queue_id
 
+    def take_frames(self, client: FrontClient, data: bytes, position: int, taken: list[TakenSend]) -> int:
+        """A front's loop over what a client sent: build the plain sends among the whole frames of
+        ``data[position:]`` (each with its length prefix) and append them to ``taken``; relay the others to the
+        broker process (``client.relay``, a run of them in one call, in order). Returns where the whole frames
+        end: the start of an incomplete frame, or of a length that no frame has (the caller relays the rest),
+        or ``len(data)``."""
+        size = len(data)
+        remote_address = client.remote_address
+        relay_from = position
+        while size - position >= 4:
+            length = int.from_bytes(data[position:position + 4], "big")
+            if length < 4 or length > codec.MAX_FRAME_LENGTH:
+                break
+            end = position + 4 + length
+            if end > size:
+                break
+            send = self._take(client, remote_address, data, position, end)
+            if send is not None:
+                if relay_from < position:
+                    client.relay(data[relay_from:position])
+                taken.append(send)
+                relay_from = end
+            position = end
+        if relay_from < position:
+            client.relay(data[relay_from:position])
+        return position
+
+    def _take(self, client: FrontClient, remote_address: str, data: bytes, start: int,
+              end: int) -> TakenSend | None:
+        """The frame ``data[start:end]`` built, when it is a plain send; None when the broker process serves it."""
+        if (end - start >= 10 and data[start + 4] == codec.SERIALIZE_ROCKETMQ
+                and int.from_bytes(data[start + 8:start + 10], "big") not in _SEND_CODES):
+            return None  # the binary header's code comes first: no need to decode a pull's frame
+        try:
+            request = codec.decode_frame(memoryview(data)[start + 4:end])
+        except CodecError:
+            return None
+        if request.flag & codec.FLAG_RESPONSE:
+            return None
+        built = self.build(remote_address, request)
+        if built is None:
+            return None
+        records, count, topic, queue_id = built
+        return client, self, request, data, start, end, records, count, topic.encode("utf-8"), queue_id
+
     def respond(self, request: RemotingCommand, queue_id: int, physical_offsets: Sequence[int],
                 queue_offset: int) -> RemotingCommand:
         """The processor's SUCCESS answer to a send whose records :meth:`build` made and the store placed at
@@ -206,3 +266,23 @@ class SendFastPath:
             self._plain_topics.clear()
         self._plain_topics.add(topic)
         return True
+
+
+def answer_placed(sends: Sequence[TakenSend], payload: bytes | bytearray | memoryview,
+                  position: int) -> dict[FrontClient, bytes]:
+    """The answers to ``sends``, which the broker process placed: for each client, its answers' frames in one
+    bytes, in the order of its sends (a oneway send has none). From ``position`` in ``payload`` come each
+    record's physical offset, then each send's queue offset, as big-endian int64."""
+    records = sum([send[7] for send in sends])
+    offsets = struct.unpack_from(f">{records}q", payload, position)
+    queue_offsets = struct.unpack_from(f">{len(sends)}q", payload, position + 8 * records)
+    answers: dict[FrontClient, list[bytes]] = {}
+    first = 0
+    for send, queue_offset in zip(sends, queue_offsets):
+        client, path, request = send[0], send[1], send[2]
+        count = send[7]
+        if not request.flag & codec.FLAG_ONEWAY:
+            response = path.respond(request, send[9], offsets[first:first + count], queue_offset)
+            answers.setdefault(client, []).append(codec.encode_command(response))
+        first += count
+    return {client: b"".join(frames) for client, frames in answers.items()}

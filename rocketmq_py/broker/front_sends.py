@@ -1,19 +1,19 @@
 """Plain sends served by the front processes: built in the front, placed by the broker process (issue 30).
 
-A front (``rocketmq_py.remoting.front``) cuts its clients' bytes into frames.
-For each SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE it asks
-:class:`FrontSends`, which runs the broker's own send fast path
-(:class:`~rocketmq_py.broker.send_fast.SendFastPath`: its checks, and the
-records it would store) over :class:`SendSettings`, the broker's settings as
-the broker process last pushed them. What the fast path declines is relayed
-whole to the broker process, as every other frame. What it takes is built in
-the front; the records of the sends of one loop pass go to the broker process
-in one :attr:`Relay.PLACE` message, which :class:`SendPlacement` hands to the
-store in one ``MessageStore.append_records`` call. The broker process answers
-with a :attr:`Relay.PLACED` message (each record's physical offset, each
-send's queue offset), and only then does the front write the SendResult
-frames, with the fast path's own ``respond``: a send is answered only after
-its records are in the store.
+A front (``rocketmq_py.remoting.front``) hands its clients' bytes to
+:class:`FrontSends`, which runs the broker's own send fast path over
+:class:`SendSettings`, the broker's settings as the broker process last pushed
+them: ``SendFastPath.take_frames`` cuts the bytes into frames and builds each
+SEND_MESSAGE, SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE the path takes (its checks,
+and the records it would store). What the fast path declines is relayed whole
+to the broker process, as every other frame. The records of the sends of one
+loop pass go to the broker process in one :attr:`Relay.PLACE` message, which
+:class:`SendPlacement` hands to the store in one ``MessageStore.append_records``
+call. The broker process answers with a :attr:`Relay.PLACED` message (each
+record's physical offset, each send's queue offset), and only then does the
+front write the SendResult frames (``answer_placed``, with the fast path's own
+``respond``; one write per client): a send is answered only after its records
+are in the store.
 
 The settings carry a version. A buffer built with settings older than the
 broker's current ones is refused whole (nothing is written), the broker
@@ -52,6 +52,7 @@ from rocketmq_py.remoting.lanes import timeout_clean_queue_remark
 from rocketmq_py.store import MAX_PROPERTIES_LENGTH, PutMessageStatus
 
 if TYPE_CHECKING:
+    from rocketmq_py.broker._send_fast_py import TakenSend
     from rocketmq_py.broker.controller import BrokerController
 
 __all__ = ["FrontSends", "SendPlacement", "SendSettings"]
@@ -229,38 +230,25 @@ class FrontClient(Protocol):
     def write(self, data: bytes) -> None:
         """Write ``data`` to the client (nothing when it is gone)."""
 
-    def relay(self, frame: bytes) -> None:
-        """Relay ``frame`` to the broker process, as a frame of this client's."""
-
-
-@dataclass
-class _Send:
-    client: FrontClient
-    #: The fast path that built it, with the settings it answers with.
-    path: Any
-    request: RemotingCommand
-    frame: bytes
-    records: bytes | bytearray
-    count: int
-    topic: str
-    queue_id: int
+    def relay(self, frames: bytes) -> None:
+        """Relay ``frames`` (whole frames of this client's) to the broker process, which serves them."""
 
 
 class FrontSends:
     """A front's side: builds the plain sends its clients make, has the broker process place them, answers."""
 
     def __init__(self, place: Callable[[bytes], None], settings: dict[str, Any]) -> None:
-        from rocketmq_py.broker.send_fast import SendFastPath
+        from rocketmq_py.broker import send_fast
         self._place = place
-        self._path_class = SendFastPath
+        self._path_class = send_fast.SendFastPath
+        self._answer_placed = send_fast.answer_placed
         self.settings = SendSettings(settings)
-        self._path = SendFastPath(self.settings)  # type: ignore[arg-type]  # reads only what SendSettings has
+        self._path = self._path_class(self.settings)  # type: ignore[arg-type]  # reads only what SendSettings has
         self._loop = asyncio.get_running_loop()
-        self._pending: list[_Send] = []
+        self._pending: list[TakenSend] = []
         #: When the first of the pending sends was taken (time.monotonic_ns).
         self._pending_since = 0
-        self._flush_pending = False
-        self._waiting: dict[int, list[_Send]] = {}
+        self._waiting: dict[int, list[TakenSend]] = {}
         self._next_number = 0
 
     def update(self, settings: dict[str, Any]) -> None:
@@ -268,55 +256,44 @@ class FrontSends:
         self.settings = SendSettings(settings)
         self._path = self._path_class(self.settings)  # type: ignore[arg-type]
 
-    def take(self, client: FrontClient, frame: bytes) -> bool:
-        """True when this front serves ``frame`` (length prefix included); False to relay it."""
-        if frame[4] == codec.SERIALIZE_ROCKETMQ and int.from_bytes(frame[8:10], "big") not in SEND_CODES:
-            return False  # the binary header's code comes first: no need to decode a pull's frame
-        try:
-            request = codec.decode_frame(memoryview(frame)[4:])
-        except CodecError:
-            return False
-        if request.code not in SEND_CODES or request.is_response:
-            return False
-        built = self._path.build(client.remote_address, request)
-        if built is None:
-            return False
-        records, count, topic, queue_id = built
-        if not self._pending:
+    def take_frames(self, client: FrontClient, data: bytes, position: int) -> int:
+        """Serve the plain sends among the whole frames of ``data[position:]`` and relay the other frames; where
+        the whole frames end (see ``SendFastPath.take_frames``)."""
+        pending = self._pending
+        waiting = len(pending)
+        end = self._path.take_frames(client, data, position, pending)
+        if not waiting and pending:
             self._pending_since = time.monotonic_ns()
-        self._pending.append(_Send(client, self._path, request, frame, records, count, topic, queue_id))
-        if not self._flush_pending:
-            self._flush_pending = True
             self._loop.call_soon(self.flush)
-        return True
+        return end
 
     def flush(self) -> None:
         """Send the sends of this loop pass to the broker process, in buffers of :data:`PLACE_BYTES` (that fit a
         CommitLog file)."""
-        self._flush_pending = False
         pending, self._pending = self._pending, []
+        if not pending:
+            return
         limit = min(PLACE_BYTES, self.settings.store.max_records_length)
-        buffer: list[_Send] = []
-        size = 0
         taken_ns = self._pending_since
-        for send in pending:
-            if buffer and size + len(send.records) > limit:
-                self._send_buffer(buffer, taken_ns)
-                buffer, size = [], 0
-            buffer.append(send)
-            size += len(send.records)
-        if buffer:
-            self._send_buffer(buffer, taken_ns)
+        start = 0
+        size = 0
+        for index, send in enumerate(pending):
+            length = len(send[6])
+            if size and size + length > limit:
+                self._send_buffer(pending[start:index], taken_ns)
+                start, size = index, 0
+            size += length
+        self._send_buffer(pending[start:] if start else pending, taken_ns)
 
-    def _send_buffer(self, sends: list[_Send], taken_ns: int) -> None:
-        self._next_number = self._next_number % 0xFFFFFFFF + 1
-        number = self._next_number
+    def _send_buffer(self, sends: list[TakenSend], taken_ns: int) -> None:
+        self._next_number = number = self._next_number % 0xFFFFFFFF + 1
         parts: list[bytes | bytearray] = [_PLACE_HEAD.pack(number, self.settings.version, len(sends), taken_ns)]
+        pack_send = _PLACE_SEND.pack
         for send in sends:
-            topic = send.topic.encode("utf-8")
-            parts.append(_PLACE_SEND.pack(send.count, len(send.records), len(topic)))
+            topic = send[8]
+            parts.append(pack_send(send[7], len(send[6]), len(topic)))
             parts.append(topic)
-        parts.extend(send.records for send in sends)
+        parts.extend([send[6] for send in sends])
         self._waiting[number] = sends
         self._place(b"".join(parts))
 
@@ -328,25 +305,22 @@ class FrontSends:
             _log.warning("the broker process answered buffer %d, which this front did not send", number)
             return
         if stored == _REFUSED:
-            for send in sends:
-                send.client.relay(send.frame)
+            for client, _, _, data, start, end, *_ in sends:
+                client.relay(data[start:end])
             return
         if stored == _TOO_LATE:
             _, _, waited_ms, size = _PLACED_TOO_LATE.unpack_from(payload, 0)
             remark = timeout_clean_queue_remark(waited_ms, size)
+            busy_answers: dict[FrontClient, list[bytes]] = {}
             for send in sends:
-                if not send.request.is_oneway:
-                    busy = commands.create_response(send.request, RemotingSysResponseCode.SYSTEM_BUSY, remark,
+                request = send[2]
+                if not request.flag & codec.FLAG_ONEWAY:
+                    busy = commands.create_response(request, RemotingSysResponseCode.SYSTEM_BUSY, remark,
                                                     serialize_type=commands.DEFAULT_SERIALIZE_TYPE)
-                    send.client.write(codec.encode_command(busy))
-            return
-        records = sum(send.count for send in sends)
-        offsets = struct.unpack_from(f">{records}q", payload, _PLACED_HEAD.size)
-        queue_offsets = struct.unpack_from(f">{len(sends)}q", payload, _PLACED_HEAD.size + 8 * records)
-        first = 0
-        for send, queue_offset in zip(sends, queue_offsets):
-            request = send.request
-            if not request.is_oneway:
-                response = send.path.respond(request, send.queue_id, offsets[first:first + send.count], queue_offset)
-                send.client.write(codec.encode_command(response))
-            first += send.count
+                    busy_answers.setdefault(send[0], []).append(codec.encode_command(busy))
+            answers = {client: b"".join(frames) for client, frames in busy_answers.items()}
+        else:
+            answers = self._answer_placed(sends, payload, _PLACED_HEAD.size)
+        # One write a client: its answers of this buffer go to its socket together.
+        for client, frames in answers.items():
+            client.write(frames)

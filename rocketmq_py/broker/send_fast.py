@@ -17,5 +17,6 @@ else:
 
 IMPLEMENTATION: str = _impl.IMPLEMENTATION
 SendFastPath = _impl.SendFastPath
+answer_placed = _impl.answer_placed
 
-__all__ = ["IMPLEMENTATION", "SendFastPath"]
+__all__ = ["IMPLEMENTATION", "SendFastPath", "answer_placed"]

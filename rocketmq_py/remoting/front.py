@@ -35,6 +35,9 @@ _log = logging.getLogger(__name__)
 
 #: How often at most a front tells the server that a client it serves itself is active (for idle closing).
 _ACTIVE_EVERY_S = 1.0
+#: The lengths a frame's prefix may hold (the frame's header length field and what follows it).
+_MIN_FRAME = 4
+_MAX_FRAME = codec.MAX_FRAME_LENGTH
 
 
 class FrameServer(Protocol):
@@ -43,8 +46,9 @@ class FrameServer(Protocol):
     def update(self, settings: dict[str, Any]) -> None:
         """New settings from the server."""
 
-    def take(self, client: _ClientRelay, frame: bytes) -> bool:
-        """True when it serves ``frame`` (length prefix included); False to relay it to the server."""
+    def take_frames(self, client: _ClientRelay, data: bytes, position: int) -> int:
+        """Serve the frames of ``data[position:]`` it serves, relay the others (``client.relay``); return where
+        the whole frames end (the start of an incomplete frame or of a length no frame has, or ``len(data)``)."""
 
     def placed(self, payload: memoryview) -> None:
         """The server's :attr:`Relay.PLACED` message (``payload`` is valid only during the call)."""
@@ -61,7 +65,7 @@ class _ClientRelay(asyncio.Protocol):
         #: The server asked to stop reading this client (its answers are not read).
         self.paused_by_server = False
         #: The start of a frame not yet complete.
-        self._partial = bytearray()
+        self._partial = b""
         #: The client sent a length no frame has: its bytes go to the server as they come (which closes it).
         self._unframed = False
         #: When the server was last told that this client is active (it sees no frame the front serves).
@@ -83,46 +87,28 @@ class _ClientRelay(asyncio.Protocol):
         })
 
     def data_received(self, data: bytes) -> None:
-        """Relay whole frames, but those the front's frame server takes; keep the start of an incomplete one."""
+        """Relay whole frames, but those the front's frame server serves; keep the start of an incomplete one."""
         if self._unframed:
             self.front.send(Relay.DATA, self.conn, data)
             return
-        partial = self._partial
-        view: bytes | bytearray = data
-        if partial:
-            partial += data
-            view = partial
+        if self._partial:
+            data = self._partial + data
         server = self.front.frame_server
-        size = len(view)
-        position = 0
-        relay_from = 0
-        served = False
-        while size - position >= 4:
-            length = int.from_bytes(view[position:position + 4], "big")
-            if length < 4 or length > codec.MAX_FRAME_LENGTH:
-                self._unframed = True  # the server's decoder refuses it and closes the connection
-                position = size
-                break
-            end = position + 4 + length
-            if end > size:
-                break
-            if server is not None and server.take(self, bytes(view[position:end])):
-                if relay_from < position:
-                    self.front.send(Relay.DATA, self.conn, view[relay_from:position])
-                relay_from = end
-                served = True
-            position = end
-        if served:
-            self._tell_active()
-        if relay_from < position:
-            self.front.send(Relay.DATA, self.conn, data if relay_from == 0 and view is data and position == size
-                            else view[relay_from:position])
-        if position == 0 and view is data:
-            self._partial = bytearray(data)
-        elif view is data:
-            self._partial = bytearray(data[position:])
+        if server is None:
+            end = _whole_frames_end(data)
+            if end:
+                self.front.send(Relay.DATA, self.conn, data if end == len(data) else data[:end])
         else:
-            del partial[:position]
+            end = server.take_frames(self, data, 0)
+            if end:
+                # Whether the server saw these frames or not: a client that sent any is active (and the notice
+                # goes at most once a second).
+                self._tell_active()
+        if len(data) - end >= 4 and not _MIN_FRAME <= int.from_bytes(data[end:end + 4], "big") <= _MAX_FRAME:
+            self._unframed = True  # the server's decoder refuses the length and closes the connection
+            self.front.send(Relay.DATA, self.conn, data[end:])
+            end = len(data)
+        self._partial = data[end:] if end < len(data) else b""
 
     def _tell_active(self) -> None:
         """The server closes a client it hears nothing from (serverChannelMaxIdleTimeSeconds): a client whose
@@ -137,10 +123,10 @@ class _ClientRelay(asyncio.Protocol):
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(data)
 
-    def relay(self, frame: bytes) -> None:
-        """Relay a frame the frame server gave back (the server serves it after all)."""
+    def relay(self, frames: bytes) -> None:
+        """Relay whole frames the frame server does not serve (or gave back: the server serves them after all)."""
         if self.conn in self.front.clients:
-            self.front.send(Relay.DATA, self.conn, frame)
+            self.front.send(Relay.DATA, self.conn, frames)
 
     def pause_writing(self) -> None:
         self.front.send(Relay.WRITE_PAUSED, self.conn)
@@ -150,6 +136,19 @@ class _ClientRelay(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.front.lost(self, exc)
+
+
+def _whole_frames_end(data: bytes) -> int:
+    """Where the whole frames at the start of ``data`` end (the start of an incomplete frame, or of a length no
+    frame has)."""
+    size = len(data)
+    position = 0
+    while size - position >= 4:
+        length = int.from_bytes(data[position:position + 4], "big")
+        if not _MIN_FRAME <= length <= _MAX_FRAME or position + 4 + length > size:
+            break
+        position += 4 + length
+    return position
 
 
 def _address_pair(address: object) -> list[object] | None:

@@ -11,9 +11,9 @@ before the front process starts), carrying messages of this layout::
     length  u32    bytes of payload that follow
     payload        the client's bytes, or a small JSON object for the control messages
 
-A client connection's bytes are relayed as they arrive, not cut into frames:
-the server side feeds them to the connection's frame decoder, as it would the
-socket's. Messages written during one pass of the event loop go out in one
+A client's frames are relayed whole, a run of them in one message (the front
+cuts them, to serve some itself): the server side feeds them to the
+connection's frame decoder, as it would the socket's bytes. Messages written during one pass of the event loop go out in one
 write, so the relay costs a system call per pass and not per connection.
 """
 from __future__ import annotations

@@ -19,6 +19,7 @@ from typing import Any, Iterator
 
 from rocketmq_py import codec
 from rocketmq_py.broker import BrokerConfig, BrokerController
+from rocketmq_py.broker.front_sends import FrontSends
 from rocketmq_py.common.codes import RequestCode
 from rocketmq_py.common.topic_config import TopicConfig
 from rocketmq_py.remoting import create_request
@@ -157,13 +158,24 @@ def stored_broker(root: Path, topics: list[TopicConfig]) -> Iterator[BrokerContr
 
 
 class PlaceClient:
-    """A front's client that the placement tests feed: it may not be relayed to (every send is taken)."""
+    """A front's client that the placement tests feed: it keeps what the front relays and writes to it."""
 
     conn = 1
     remote_address = "127.0.0.1:40404"
 
-    def write(self, data: bytes) -> None:
-        pass
+    def __init__(self) -> None:
+        self.relayed: list[bytes] = []
+        self.written: list[bytes] = []
 
-    def relay(self, frame: bytes) -> None:
-        raise AssertionError("the front relayed a send the test meant it to take")
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def relay(self, frames: bytes) -> None:
+        self.relayed.append(frames)
+
+
+def take(front: FrontSends, client: PlaceClient, frame: bytes) -> bool:
+    """Whether ``front`` takes ``frame`` (one whole frame) to build it; False when it relays it."""
+    relayed = len(client.relayed)
+    assert front.take_frames(client, frame, 0) == len(frame), "a whole frame is consumed"
+    return len(client.relayed) == relayed
