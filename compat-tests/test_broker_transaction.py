@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import threading
 import time
+from collections import Counter
 
 import pytest
 from harness import run_peer, unique_name
@@ -17,7 +18,10 @@ from rocketmq_py.common.message import Message
 
 COMMIT, ROLLBACK, UNKNOW = (LocalTransactionState.COMMIT_MESSAGE, LocalTransactionState.ROLLBACK_MESSAGE,
                             LocalTransactionState.UNKNOW)
-OUTCOMES = {"commit": (COMMIT, None), "rollback": (ROLLBACK, None), "unknown-then-commit": (UNKNOW, COMMIT),
+#: kind: (the local transaction's answer, the answer to a check-back). A committed or rolled-back message is
+#: checked back too when the broker's check pass finds its half message before the producer's (oneway)
+#: END_TRANSACTION was written, as on a loaded machine; its check then answers what the application knows.
+OUTCOMES = {"commit": (COMMIT, COMMIT), "rollback": (ROLLBACK, ROLLBACK), "unknown-then-commit": (UNKNOW, COMMIT),
             "unknown-then-rollback": (UNKNOW, ROLLBACK)}
 
 
@@ -69,13 +73,16 @@ def test_commit_rollback_and_check_back(py_namesrv, checking_broker):
         unknown = {f"{kind}-{i}" for kind in ("unknown-then-commit", "unknown-then-rollback") for i in range(per_kind)}
         expected = {f"{kind}-{i}" for kind in ("commit", "unknown-then-commit") for i in range(per_kind)}
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and (listener.checked_bodies() != unknown
+        while time.monotonic() < deadline and (not unknown <= listener.checked_bodies()
                                                or _stored(checking_broker.addr, topic) < len(expected)):
             time.sleep(0.3)
-        assert listener.checked_bodies() == unknown, listener.checked
-        assert _stored(checking_broker.addr, topic) == len(expected)
+        assert unknown <= listener.checked_bodies(), listener.checked
+    # A message checked back while its END_TRANSACTION was on the way is committed twice, and stored twice (at
+    # least once, as Java's EndTransactionProcessor writes the final message for each COMMIT of a half message).
     *received, done = run_peer("consume", namesrv=py_namesrv.addr, topic=topic, group=unique_name("TxGroup"),
-                               count=len(expected) + 1, timeout_ms=8000)
-    assert done["count"] == len(expected) and done["timedOut"], "exactly the committed messages arrive"
-    assert {base64.b64decode(m["bodyBase64"]).decode() for m in received} == expected
+                               count=2 * len(expected) + 1, timeout_ms=8000)
+    bodies = Counter(base64.b64decode(m["bodyBase64"]).decode() for m in received)
+    assert done["timedOut"] and done["count"] == _stored(checking_broker.addr, topic), "every stored message arrives"
+    assert set(bodies) == expected, "exactly the committed messages arrive"
+    assert {body for body, n in bodies.items() if n > 1} <= listener.checked_bodies(), bodies
     assert all(m["sysFlag"] & 0xC == 0x8 for m in received)
