@@ -209,8 +209,7 @@ def main() -> int:
             namesrv.stop()
     from rocketmq_py import codec
 
-    with open("/proc/loadavg") as loadavg:
-        load = loadavg.read().split()[:3]
+    load = os.getloadavg()
     output = {
         "benchmark": "broker capacity: pipelined sender, broker CPU per message from /proc/<pid>/stat",
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.platform(),

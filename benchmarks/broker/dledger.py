@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaNameServer, ensure_built  # noqa: E402
-from harness.cpu import loadavg, main_thread_sched_s, process_tree_cpu_s  # noqa: E402
+from harness.cpu import main_thread_sched_s, process_tree_cpu_s  # noqa: E402
 from harness.dledger_brokers import DLedgerBrokerGroup  # noqa: E402
 from harness.peers import run_peer  # noqa: E402
 
@@ -63,7 +63,7 @@ def measure(kind: str, namesrv_addr: str, workdir: Path, count: int, size: int, 
         # The warm-up (and the topic's creation) before the CPU is read: a first short run.
         run_peer("producer-bench", namesrv=namesrv_addr, topic=topic, mode="async", count=2000, size=size,
                  inflight=inflight, warmup=500, timeout=600)
-        load_before = loadavg()
+        load_before = os.getloadavg()
         cpu_before = _group_cpu_s(group)
         threads_before = _main_threads(group)
         started = time.monotonic()
@@ -77,7 +77,7 @@ def measure(kind: str, namesrv_addr: str, workdir: Path, count: int, size: int, 
                 "errors": result["errors"], "errorsByKind": result["errorsByKind"],
                 "groupCpuUsPerMessage": round(cpu_s / result["messages"] * 1e6, 1),
                 "mainThreads": main_threads,
-                "loadBefore": load_before, "loadAfter": loadavg()}
+                "loadBefore": load_before, "loadAfter": os.getloadavg()}
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -33,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaNameServer, ensure_built  # noqa: E402
-from harness.cpu import loadavg  # noqa: E402
 from harness.dledger_brokers import DLedgerBrokerGroup  # noqa: E402
 
 PREFERRED = "n0"
@@ -67,7 +67,7 @@ def _log_lines(member: object, kind: str) -> list[tuple[float, str]]:
 
 def handover(namesrv_addr: str, workdir: Path, kinds: list[str]) -> dict[str, object]:
     members = dict(zip(("n0", "n1", "n2"), kinds))
-    load_before = loadavg()
+    load_before = os.getloadavg()
     with DLedgerBrokerGroup(namesrv_addr, workdir, members, preferredLeaderId=PREFERRED) as group:
         group.start()
         group.wait_for_master(member=PREFERRED)
@@ -94,7 +94,7 @@ def handover(namesrv_addr: str, workdir: Path, kinds: list[str]) -> dict[str, ob
         steps[step] = None if found is None else round(found - restarted, 2)
     steps["master"] = round(mastered - restarted, 2)
     return {"members": members, "leaderWhileN0Down": leader, "secondsSinceRestart": steps,
-            "loadBefore": load_before, "loadAfter": loadavg()}
+            "loadBefore": load_before, "loadAfter": os.getloadavg()}
 
 
 def main() -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import pstats
 import shutil
 import subprocess
@@ -189,7 +190,7 @@ def main() -> int:
                 results[mode] = profile_mode(mode, namesrv, work, args)
         finally:
             namesrv.stop()
-    print(json.dumps({"workers": args.workers, "loadavg": Path("/proc/loadavg").read_text().split()[:3],
+    print(json.dumps({"workers": args.workers, "loadavg": os.getloadavg(),
                       "modes": results}, indent=2))
     return 0
 

@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
 from harness import JavaBroker, JavaNameServer, mqadmin, run_peer  # noqa: E402
-from harness.cpu import loadavg, thread_cpu_s  # noqa: E402
+from harness.cpu import thread_cpu_s  # noqa: E402
 from probe import Probe  # noqa: E402
 
 from rocketmq_py import codec  # noqa: E402
@@ -316,7 +316,7 @@ def main() -> None:
     report: dict = {
         "benchmark": "consumer", "messages": args.count, "bodySize": args.body_size, "queues": QUEUES,
         "python": platform.python_version(), "interpreter": sys.executable, "codec": codec.IMPLEMENTATION,
-        "uvloop": uvloop_enabled(), "cpus": os.cpu_count(), "loadavgBefore": loadavg(),
+        "uvloop": uvloop_enabled(), "cpus": os.cpu_count(), "loadavgBefore": os.getloadavg(),
         "switchIntervalSeconds": sys.getswitchinterval(),
     }
     try:
@@ -339,7 +339,7 @@ def main() -> None:
         # the broker's store (125 MB for the default 100 000 messages): runs that left it behind filled the
         # disk until the Java broker refused the preload (its disk-full check stops sends at 90 %)
         shutil.rmtree(workdir, ignore_errors=True)
-    report["loadavgAfter"] = loadavg()
+    report["loadavgAfter"] = os.getloadavg()
     report["results"] = results
     report["ratios"] = {
         f"{name}/{java}": {

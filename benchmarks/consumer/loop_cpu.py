@@ -32,6 +32,7 @@ import cProfile
 import itertools
 import json
 import multiprocessing
+import os
 import pstats
 import statistics
 import sys
@@ -44,9 +45,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "compat-tests"))
 
-from harness.cpu import loadavg  # noqa: E402
 from support.consumer_broker import FakeBroker  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -186,7 +185,7 @@ def main() -> None:
     report: dict[str, Any] = {
         "benchmark": "loop_cpu", "messages": args.count, "bodySize": args.body_size, "queues": QUEUES,
         "python": sys.version.split()[0], "codec": codec.IMPLEMENTATION, "uvloop": uvloop_enabled(),
-        "loadavgBefore": loadavg(),
+        "loadavgBefore": os.getloadavg(),
     }
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
@@ -210,7 +209,7 @@ def main() -> None:
     finally:
         ours.close()
         broker.join(30)
-    report["loadavgAfter"] = loadavg()
+    report["loadavgAfter"] = os.getloadavg()
     report["results"] = {
         kind: {
             "runs": kind_runs,

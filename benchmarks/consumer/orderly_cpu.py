@@ -20,24 +20,20 @@ import argparse
 import cProfile
 import itertools
 import json
+import os
 import pstats
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "compat-tests"))
-
-from harness.cpu import loadavg  # noqa: E402
-
-from rocketmq_py.client.consumer import AsyncPushConsumer, ConsumeOrderlyStatus  # noqa: E402
-from rocketmq_py.client.consumer.consume_orderly import ConsumeMessageOrderlyService, _QueueRequest  # noqa: E402
-from rocketmq_py.client.consumer.listener import Listener  # noqa: E402
-from rocketmq_py.client.consumer.offset_store import RemoteBrokerOffsetStore  # noqa: E402
-from rocketmq_py.client.consumer.process_queue import ProcessQueue  # noqa: E402
-from rocketmq_py.common.clock import now_ms  # noqa: E402
-from rocketmq_py.common.message import MessageExt  # noqa: E402
-from rocketmq_py.common.message_queue import MessageQueue  # noqa: E402
+from rocketmq_py.client.consumer import AsyncPushConsumer, ConsumeOrderlyStatus
+from rocketmq_py.client.consumer.consume_orderly import ConsumeMessageOrderlyService, _QueueRequest
+from rocketmq_py.client.consumer.listener import Listener
+from rocketmq_py.client.consumer.offset_store import RemoteBrokerOffsetStore
+from rocketmq_py.client.consumer.process_queue import ProcessQueue
+from rocketmq_py.common.clock import now_ms
+from rocketmq_py.common.message import MessageExt
+from rocketmq_py.common.message_queue import MessageQueue
 
 PULL_BATCH = 32
 #: Far beyond any run: the queue's broker lock never expires during the measurement.
@@ -92,9 +88,9 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     report: dict[str, object] = {"benchmark": "orderly_cpu", "messages": args.count, "batch": args.batch,
-                                 "python": sys.version.split()[0], "loadavgBefore": loadavg()}
+                                 "python": sys.version.split()[0], "loadavgBefore": os.getloadavg()}
     runs = [round(one_run(args.count, args.batch) * 1e6, 3) for _ in range(args.runs)]
-    report["loadavgAfter"] = loadavg()
+    report["loadavgAfter"] = os.getloadavg()
     report["cpuMicrosPerMessage"] = runs
     report["medianCpuMicrosPerMessage"] = statistics.median(runs)
     if args.profile:

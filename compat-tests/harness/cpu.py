@@ -68,9 +68,3 @@ def main_thread_sched_s(pid: int) -> tuple[float, float]:
         ran_ns, waited_ns = schedstat.read().split()[:2]
     return int(ran_ns) / 1e9, int(waited_ns) / 1e9
 
-
-def loadavg() -> list[float]:
-    """The machine's 1, 5 and 15-minute load averages (``/proc/loadavg``): every benchmark prints them beside its
-    figures, since other work on the machine moves rates and, less, CPU per message."""
-    with open("/proc/loadavg") as file:
-        return [float(field) for field in file.read().split()[:3]]
