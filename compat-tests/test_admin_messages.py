@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from harness import mqadmin, run_peer, unique_name
+from harness import mqadmin, mqadmin_patiently, run_peer, unique_name
 from harness.admin_text import labelled, table
 
 from rocketmq_py import Admin, PushConsumer
@@ -25,7 +25,7 @@ def _wait(condition, timeout_s: float = 60.0) -> None:
 def test_messages_by_id_key_unique_key_and_time(servers):
     namesrv, broker = servers
     topic = unique_name("Lookup")
-    mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", "2", "-w", "2", namesrv=namesrv.addr)
+    mqadmin_patiently("updateTopic", "-b", broker.addr, "-t", topic, "-r", "2", "-w", "2", namesrv=namesrv.addr)
     begin = int(time.time() * 1000) - 1
     sent = run_peer("produce", namesrv=namesrv.addr, topic=topic, count=6, tags="TagA", keys="order-{i} shared",
                     body="lookup-{i}")
@@ -33,7 +33,7 @@ def test_messages_by_id_key_unique_key_and_time(servers):
     with Admin(namesrv_addr=namesrv.addr, instance_name=unique_name("admin")) as admin:
         first = sent[2]
         message = admin.view_message(first["offsetMsgId"])
-        shown = labelled(mqadmin("queryMsgById", "-i", first["offsetMsgId"], namesrv=namesrv.addr))
+        shown = labelled(mqadmin_patiently("queryMsgById", "-i", first["offsetMsgId"], namesrv=namesrv.addr))
         assert shown["OffsetID:"] == message.offset_msg_id == first["offsetMsgId"]
         assert (shown["Topic:"], shown["Tags:"], shown["Keys:"]) == (topic, "[TagA]", f"[{message.keys}]")
         assert (int(shown["Queue ID:"]), int(shown["Queue Offset:"]), int(shown["CommitLog Offset:"])) == (
@@ -43,21 +43,22 @@ def test_messages_by_id_key_unique_key_and_time(servers):
         assert message.body == b"lookup-2" and message.msg_id == first["msgId"]
 
         [unique] = admin.query_message_by_unique_key(topic, first["msgId"]).message_list
-        by_unique = labelled(mqadmin("queryMsgByUniqueKey", "-i", first["msgId"], "-t", topic, namesrv=namesrv.addr))
+        by_unique = labelled(mqadmin_patiently("queryMsgByUniqueKey", "-i", first["msgId"], "-t", topic,
+                                               namesrv=namesrv.addr))
         assert (int(by_unique["Queue Offset:"]), int(by_unique["CommitLog Offset:"])) == (
             unique.queue_offset, unique.commit_log_offset) == (message.queue_offset, message.commit_log_offset)
         assert admin.view_message(first["msgId"], topic).commit_log_offset == message.commit_log_offset
 
         by_key = admin.query_message(topic, "shared").message_list
-        printed = table(mqadmin("queryMsgByKey", "-t", topic, "-k", "shared", namesrv=namesrv.addr))
+        printed = table(mqadmin_patiently("queryMsgByKey", "-t", topic, "-k", "shared", namesrv=namesrv.addr))
         assert sorted(printed) == sorted([m.msg_id, str(m.queue_id), str(m.queue_offset)] for m in by_key)
         assert sorted(m.msg_id for m in by_key) == sorted(line["msgId"] for line in sent)
         [one] = admin.query_message(topic, "order-4").message_list
-        assert table(mqadmin("queryMsgByKey", "-t", topic, "-k", "order-4", namesrv=namesrv.addr)) == [
+        assert table(mqadmin_patiently("queryMsgByKey", "-t", topic, "-k", "order-4", namesrv=namesrv.addr)) == [
             [one.msg_id, str(one.queue_id), str(one.queue_offset)]]
 
         in_range = admin.query_message_by_topic(topic, begin, end)
-        printed = mqadmin("printMsg", "-t", topic, "-b", str(begin), "-e", str(end), "-d", "false",
+        printed = mqadmin_patiently("printMsg", "-t", topic, "-b", str(begin), "-e", str(end), "-d", "false",
                           namesrv=namesrv.addr)
         shown_ids = {line.split()[1] for line in printed.splitlines() if line.startswith("MSGID: ")}
         assert shown_ids == {m.msg_id for m in in_range} == {line["msgId"] for line in sent}
@@ -66,7 +67,7 @@ def test_messages_by_id_key_unique_key_and_time(servers):
 def test_both_tools_have_our_consumer_consume_a_message_again(servers):
     namesrv, broker = servers
     topic, group = unique_name("Again"), unique_name("again_group")
-    mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", "1", "-w", "1", namesrv=namesrv.addr)
+    mqadmin_patiently("updateTopic", "-b", broker.addr, "-t", topic, "-r", "1", "-w", "1", namesrv=namesrv.addr)
     [sent] = run_peer("produce", namesrv=namesrv.addr, topic=topic, count=1, body="once")
     bodies: list[bytes] = []
     lock = threading.Lock()
@@ -85,6 +86,7 @@ def test_both_tools_have_our_consumer_consume_a_message_again(servers):
         client_id = admin.examine_consumer_connection_info(group).connection_set[0].client_id
         result = admin.consume_message_directly(group, client_id, sent["msgId"], topic)
         assert result.consume_result is CMResult.CR_SUCCESS and not result.order and result.auto_commit
+        # Not repeated: each run has the consumer consume the message once more.
         printed = mqadmin("queryMsgById", "-i", sent["offsetMsgId"], "-g", group, "-d", client_id,
                           namesrv=namesrv.addr)
         assert printed.startswith("ConsumeMessageDirectlyResult [order=false, autoCommit=true, "

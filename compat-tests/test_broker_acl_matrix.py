@@ -12,7 +12,7 @@ import time
 import uuid
 
 import pytest
-from harness import mqadmin, run_peer
+from harness import mqadmin, mqadmin_patiently, run_peer
 from harness.peers import PeerError, client_home
 from harness.acl import JavaAclBroker, acl_file_of
 from harness.processes import JavaNameServer
@@ -329,18 +329,6 @@ def test_an_edit_of_the_file_applies_without_restart_on_both(brokers):
     assert codes == [SYSTEM_ERROR, SYSTEM_ERROR], "both brokers apply the edited file within 60 s (they poll every 5 s)"
 
 
-def _mqadmin_patiently(*args: str, namesrv: str) -> str:
-    """mqadmin, again when it timed out: it gives the request what is left of 5 s after its JVM connected,
-    which a loaded machine can use up (each command here is safe to repeat; deleteAclConfig has its own)."""
-    for attempt in range(3):
-        try:
-            return mqadmin(*args, namesrv=namesrv)
-        except PeerError as error:
-            if "RemotingTimeoutException" not in str(error) or attempt == 2:
-                raise
-    raise AssertionError("unreachable")
-
-
 def _delete_patiently(ours, update_args: tuple[str, ...]) -> str:
     """deleteAclConfig, again when it timed out, with the account put back first: a delete that timed out may
     have been made, and a second one of a missing account fails."""
@@ -350,7 +338,7 @@ def _delete_patiently(ours, update_args: tuple[str, ...]) -> str:
         except PeerError as error:
             if "RemotingTimeoutException" not in str(error) or attempt == 2:
                 raise
-            _mqadmin_patiently(*update_args, namesrv=ours.namesrv_addr)
+            mqadmin_patiently(*update_args, namesrv=ours.namesrv_addr)
     raise AssertionError("unreachable")
 
 
@@ -364,11 +352,11 @@ def test_mqadmin_acl_commands_against_our_broker(brokers):
     try:
         update_args = ("updateAclConfig", "-b", ours.addr, "-a", "mqadminKey1", "-s", "mqadminSecret1",
                        "-t", "AdminTopic=PUB", "-m", "false")
-        update = _mqadmin_patiently(*update_args, namesrv=ours.namesrv_addr)
-        version = _mqadmin_patiently("clusterAclConfigVersion", "-b", ours.addr, namesrv=ours.namesrv_addr)
+        update = mqadmin_patiently(*update_args, namesrv=ours.namesrv_addr)
+        version = mqadmin_patiently("clusterAclConfigVersion", "-b", ours.addr, namesrv=ours.namesrv_addr)
         # -p is needed: without it mqadmin 4.9.8 sends no aclFileFullPath, which both brokers refuse (the
         # header field is required).
-        white = _mqadmin_patiently("updateGlobalWhiteAddr", "-b", ours.addr, "-g", "127.0.0.3",
+        white = mqadmin_patiently("updateGlobalWhiteAddr", "-b", ours.addr, "-g", "127.0.0.3",
                                    "-p", str(ours.acl_file), namesrv=ours.namesrv_addr)
         delete = _delete_patiently(ours, update_args)
     finally:

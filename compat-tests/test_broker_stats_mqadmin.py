@@ -17,7 +17,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from harness import PeerError, mqadmin, run_peer, wire
+from harness import mqadmin_patiently, run_peer, wire
 from harness.processes import free_port
 from harness.py_servers import PythonBroker, PythonNameServer
 
@@ -31,7 +31,6 @@ TOPIC = f"StatsTopic_{int(time.time())}"
 GROUP = f"StatsGroup_{int(time.time())}"
 WAIT_S = 90.0
 ADMIN_ATTEMPTS = 3
-_TRANSIENT = ("RemotingSendRequestException", "RemotingTimeoutException", "RemotingConnectException")
 
 
 class Side:
@@ -99,18 +98,7 @@ class Side:
             return answer.read().decode()
 
     def admin(self, *args: str) -> str:
-        """mqadmin, again when its JVM was too starved to send within the tool's own timeout.
-
-        On a loaded machine the tool's first request can time out before its write completed, which Java's
-        client reports as RemotingSendRequestException (the write listener had not run yet).
-        """
-        for attempt in range(ADMIN_ATTEMPTS):
-            try:
-                return mqadmin(*args, namesrv=self.namesrv)
-            except PeerError as error:
-                if attempt + 1 == ADMIN_ATTEMPTS or not any(name in error.stderr for name in _TRANSIENT):
-                    raise
-        raise AssertionError("unreachable")
+        return mqadmin_patiently(*args, namesrv=self.namesrv, attempts=ADMIN_ATTEMPTS)
 
     def close(self) -> None:
         if self.consumer is not None:

@@ -36,6 +36,7 @@ from harness.ha import (
     create_topic,
     has_consumer,
     raw_pull,
+    send_until_stored,
     wait_for_route,
     wait_max_offset,
     wait_replicated,
@@ -184,7 +185,8 @@ def test_consumers_that_fail_over_to_a_slave_receive_every_message(java_namesrv,
                 queue = MessageQueue(topic, pair.name, queue_id)
                 bodies = [f"{pair.name}/{queue_id}/{index}" for index in range(PER_QUEUE)]
                 for start in range(0, PER_QUEUE, 50):
-                    producer.send([Message(topic, body.encode()) for body in bodies[start:start + 50]], queue)
+                    send_until_stored(producer, [Message(topic, body.encode()) for body in bodies[start:start + 50]],
+                                      queue)
 
         with ThreadPoolExecutor(max_workers=len(pairs)) as pool:
             list(pool.map(send, pairs))

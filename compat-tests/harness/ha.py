@@ -16,6 +16,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from . import wire
 from .peers import start_peer
@@ -50,6 +51,22 @@ def wait_replicated(master_addr: str, slave_addr: str, timeout_s: float = 120.0)
         if time.monotonic() > deadline:
             raise AssertionError(f"the slave's CommitLog ends at {slave_end}, the master's at {master_end}")
         time.sleep(0.2)
+
+
+def send_until_stored(producer: Any, messages: list[Any], queue: Any) -> Any:
+    """``producer.send(messages, queue)``, again after each SYSTEM_BUSY answer, as an application does.
+
+    A loaded broker (Java's or ours) answers SYSTEM_BUSY ``[TIMEOUT_CLEAN_QUEUE]`` to a send that waited in its
+    send queue longer than waitTimeMillsInSendQueue (200 ms) and drops it unstored (Java's BrokerFastFailure), and
+    a send to a chosen queue is not retried by the producer: with many brokers on two loaded cores, a Java
+    master so refused one batch of a test's writes (waited 948 ms)."""
+    from rocketmq_py.errors import SystemBusyError
+
+    while True:
+        try:
+            return producer.send(messages, queue)
+        except SystemBusyError:
+            time.sleep(0.1)
 
 
 def commit_log_range(store_dir: Path, start: int, end: int, file_size: int = COMMIT_LOG_FILE_SIZE) -> bytes:

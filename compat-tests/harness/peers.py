@@ -169,6 +169,26 @@ def mqadmin(*args: str, namesrv: str | None = None, timeout: float = 120, check:
     return proc.stdout
 
 
+#: The Java client's failures of a request that did not get through in time, not of the command.
+_TRANSIENT = ("RemotingTimeoutException", "RemotingSendRequestException", "RemotingConnectException")
+
+
+def mqadmin_patiently(*args: str, namesrv: str | None = None, attempts: int = 3) -> str:
+    """:func:`mqadmin`, again when the tool's request did not get through in time. For commands safe to repeat.
+
+    mqadmin gives each request a few seconds (3 s for a route or a topic, 5 s for most admin calls) counted
+    inside its own JVM, which a loaded machine can use up before the request even leaves (then the client says
+    RemotingSendRequestException) or before the answer is read (RemotingTimeoutException): at load ~20 on two
+    cores a route query of mqadmin timed out at our name server and an updateTopic at our broker."""
+    for attempt in range(attempts):
+        try:
+            return mqadmin(*args, namesrv=namesrv)
+        except PeerError as error:
+            if attempt + 1 == attempts or not any(name in error.stderr for name in _TRANSIENT):
+                raise
+    raise AssertionError("unreachable")
+
+
 def progress_lags(progress: str, topic: str) -> list[int]:
     """Broker offset minus consumer offset per queue of ``topic``, by queue id, in the table that
     ``mqadmin consumerProgress -g <group>`` prints (#Topic #Broker Name #QID #Broker Offset #Consumer Offset ...)."""
