@@ -38,7 +38,7 @@ import logging
 import struct
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Final, Protocol
 
 from rocketmq_py import codec
 from rocketmq_py.broker.place_messages import SEND_HEAD, placed_payload, read_sends
@@ -74,6 +74,12 @@ _PLACE_SEND = SEND_HEAD
 _PLACED_HEAD = struct.Struct(">IB")
 _PLACED_TOO_LATE = struct.Struct(">IBII")
 _REFUSED, _PLACED, _TOO_LATE = 0, 1, 2
+# The fields of a TakenSend (a tuple, see rocketmq_py/broker/_send_fast_py.py) that this module reads by index.
+_CLIENT: Final = 0
+_REQUEST: Final = 2
+_RECORDS: Final = 6
+_RECORD_COUNT: Final = 7
+_TOPIC: Final = 8
 #: The records of one PLACE message, at most (but a send longer than this goes alone). A loop pass of a busy
 #: front builds megabytes; cut into buffers of this size, the broker process places the first while the front
 #: builds the rest, and a put holds a few hundred records' objects at once, not thousands (which set off the
@@ -278,7 +284,7 @@ class FrontSends:
         start = 0
         size = 0
         for index, send in enumerate(pending):
-            length = len(send[6])
+            length = len(send[_RECORDS])
             if size and size + length > limit:
                 self._send_buffer(pending[start:index], taken_ns)
                 start, size = index, 0
@@ -290,10 +296,10 @@ class FrontSends:
         parts: list[bytes | bytearray] = [_PLACE_HEAD.pack(number, self.settings.version, len(sends), taken_ns)]
         pack_send = _PLACE_SEND.pack
         for send in sends:
-            topic = send[8]
-            parts.append(pack_send(send[7], len(send[6]), len(topic)))
+            topic = send[_TOPIC]
+            parts.append(pack_send(send[_RECORD_COUNT], len(send[_RECORDS]), len(topic)))
             parts.append(topic)
-        parts.extend([send[6] for send in sends])
+        parts.extend([send[_RECORDS] for send in sends])
         self._waiting[number] = sends
         self._place(b"".join(parts))
 
@@ -313,11 +319,11 @@ class FrontSends:
             remark = timeout_clean_queue_remark(waited_ms, size)
             busy_answers: dict[FrontClient, list[bytes]] = {}
             for send in sends:
-                request = send[2]
+                request = send[_REQUEST]
                 if not request.flag & codec.FLAG_ONEWAY:
                     busy = commands.create_response(request, RemotingSysResponseCode.SYSTEM_BUSY, remark,
                                                     serialize_type=commands.DEFAULT_SERIALIZE_TYPE)
-                    busy_answers.setdefault(send[0], []).append(codec.encode_command(busy))
+                    busy_answers.setdefault(send[_CLIENT], []).append(codec.encode_command(busy))
             answers = {client: b"".join(frames) for client, frames in busy_answers.items()}
         else:
             answers = self._answer_placed(sends, payload, _PLACED_HEAD.size)
