@@ -34,7 +34,7 @@ from rocketmq_py.remoting import (
     create_request,
     create_response,
 )
-from rocketmq_py.remoting.front import _FrontChannel
+from rocketmq_py.remoting.front import _FrontChannel, _whole_frames_end
 from rocketmq_py.remoting.front_pool import FrontTransport, _ServerChannel
 from rocketmq_py.remoting.relay import Relay, RelayChannel
 from rocketmq_py.remoting.tls import TlsConfig, TlsMode
@@ -435,3 +435,49 @@ async def test_a_front_reads_a_client_only_while_neither_the_server_nor_the_chan
     assert first.transport.reading is True  # type: ignore[union-attr]
     feed(front, message(Relay.DATA, second.conn, b"answer"))
     assert second.transport.written == [b"answer"]  # type: ignore[union-attr]
+
+
+class _RecordingFrameServer:
+    """A front's frame server that serves nothing: it records what it is handed and relays the whole frames."""
+
+    def __init__(self) -> None:
+        self.handed: list[bytes] = []
+
+    def update(self, settings: dict[str, object]) -> None:
+        pass
+
+    def take_frames(self, client: object, data: bytes, position: int) -> int:
+        self.handed.append(bytes(data[position:]))
+        end = _whole_frames_end(data[position:]) + position
+        if end > position:
+            client.relay(data[position:end])  # type: ignore[attr-defined]
+        return end
+
+    def placed(self, payload: memoryview) -> None:
+        pass
+
+
+@pytest.mark.parametrize("serving", [False, True], ids=["relay-only", "frame-server"])
+async def test_a_large_frame_in_many_reads_is_gathered_then_handed_on_once(serving: bool) -> None:
+    """A frame that comes in many reads is handed to the frame server (or relayed) once, when it is whole, with
+    the start of the next frame kept: each read is copied once, not joined again to all the reads before it
+    (which copied a large frame once per read, quadratic in its size)."""
+    front = _FrontChannel()
+    front.connection_made(FakeTransport())  # type: ignore[arg-type]
+    client = front.new_client()
+    client.transport = FakeClientTransport()  # type: ignore[assignment]
+    front.opened(client, {})
+    relayed: list[bytes] = []
+    front.send = lambda kind, conn, payload=b"": relayed.append(bytes(payload)) if kind is Relay.DATA else None  # type: ignore[method-assign]
+    server = _RecordingFrameServer()
+    front.frame_server = server if serving else None  # type: ignore[assignment]
+    frame = codec.encode_command(create_request(ECHO, body=b"x" * 1_000_000))
+    following = codec.encode_command(create_request(ECHO, body=b"next"))
+    stream = frame + following[:10]
+    for start in range(0, len(stream), 4096):
+        client.data_received(stream[start:start + 4096])
+    assert relayed == [frame]
+    if serving:
+        assert len(server.handed) == 1 and server.handed[0].startswith(frame)
+    client.data_received(following[10:])
+    assert relayed == [frame, following]

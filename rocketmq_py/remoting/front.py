@@ -65,7 +65,7 @@ class _ClientRelay(asyncio.Protocol):
         #: The server asked to stop reading this client (its answers are not read).
         self.paused_by_server = False
         #: The start of a frame not yet complete.
-        self._partial = b""
+        self._partial = bytearray()
         #: The client sent a length no frame has: its bytes go to the server as they come (which closes it).
         self._unframed = False
         #: When the server was last told that this client is active (it sees no frame the front serves).
@@ -91,8 +91,19 @@ class _ClientRelay(asyncio.Protocol):
         if self._unframed:
             self.front.send(Relay.DATA, self.conn, data)
             return
-        if self._partial:
-            data = self._partial + data
+        # Until the first frame is whole, the reads are gathered, each copied once (joining each read to all
+        # before it, and handing them on each time, copied a large frame once per read: quadratic in its size);
+        # the read that completes it is joined to them in one copy.
+        partial = self._partial
+        if partial:
+            if len(partial) >= 4 and _MIN_FRAME <= (length := int.from_bytes(partial[:4], "big")) <= _MAX_FRAME \
+                    and len(partial) + len(data) < 4 + length:
+                partial += data
+                return
+            data = b"".join((partial, data))
+        if _first_frame_incomplete(data):
+            self._partial = bytearray(data)
+            return
         server = self.front.frame_server
         if server is None:
             end = _whole_frames_end(data)
@@ -108,7 +119,7 @@ class _ClientRelay(asyncio.Protocol):
             self._unframed = True  # the server's decoder refuses the length and closes the connection
             self.front.send(Relay.DATA, self.conn, data[end:])
             end = len(data)
-        self._partial = data[end:] if end < len(data) else b""
+        self._partial = bytearray(memoryview(data)[end:]) if end < len(data) else bytearray()
 
     def _tell_active(self) -> None:
         """The server closes a client it hears nothing from (serverChannelMaxIdleTimeSeconds): a client whose
@@ -136,6 +147,14 @@ class _ClientRelay(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.front.lost(self, exc)
+
+
+def _first_frame_incomplete(data: bytes | bytearray) -> bool:
+    """Whether ``data`` starts with a frame not yet whole (a length no frame has is not one: it is refused)."""
+    if len(data) < 4:
+        return True
+    length = int.from_bytes(data[:4], "big")
+    return _MIN_FRAME <= length <= _MAX_FRAME and len(data) < 4 + length
 
 
 def _whole_frames_end(data: bytes) -> int:
