@@ -49,8 +49,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
-from harness import JavaBroker, JavaNameServer, mqadmin, run_peer  # noqa: E402
+from harness import JavaBroker, JavaNameServer, run_peer  # noqa: E402
 from harness.cpu import thread_cpu_s  # noqa: E402
+from harness.peers import preload_topic  # noqa: E402
 from probe import Probe  # noqa: E402
 
 from rocketmq_py import codec  # noqa: E402
@@ -322,11 +323,7 @@ def main() -> None:
     try:
         with JavaNameServer(workdir=workdir / "namesrv") as namesrv, \
                 JavaBroker(namesrv, workdir=workdir / "broker", broker_name="bench-broker") as broker:
-            mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
-                    namesrv=namesrv.addr)
-            loaded = run_peer("produce-bulk", namesrv=namesrv.addr, topic=topic, count=args.count,
-                              body_size=args.body_size, timeout=900, jvm_opts=["-Xms256m", "-Xmx1g"])[-1]
-            report["preload"] = {"sent": loaded["sent"], "seconds": round(loaded["seconds"], 3)}
+            report["preload"] = preload_topic(namesrv.addr, broker.addr, topic, QUEUES, args.count, args.body_size)
             # One untimed read first, so no consumer meets a broker whose pull path is still cold (JIT, page cache).
             python_lite_pull(namesrv.addr, topic, args.count)
             results = {}

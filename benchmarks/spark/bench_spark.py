@@ -32,7 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "compat-tests"))
 
-from harness import JavaBroker, JavaNameServer, mqadmin, run_peer  # noqa: E402
+from harness import JavaBroker, JavaNameServer  # noqa: E402
+from harness.peers import preload_topic  # noqa: E402
 from harness.spark import StandaloneCluster  # noqa: E402
 
 from rocketmq_py import codec  # noqa: E402
@@ -150,11 +151,8 @@ def main() -> None:
         cpu_roots = [os.getpid()]
     with JavaNameServer(workdir=workdir / "namesrv") as namesrv, \
             JavaBroker(namesrv, workdir=workdir / "broker", broker_name="bench-broker") as broker:
-        mqadmin("updateTopic", "-b", broker.addr, "-t", topic, "-r", str(QUEUES), "-w", str(QUEUES),
-                namesrv=namesrv.addr)
-        loaded = run_peer("produce-bulk", namesrv=namesrv.addr, topic=topic, count=args.count,
-                          body_size=args.body_size, timeout=1800, jvm_opts=["-Xms256m", "-Xmx1g"])[-1]
-        report["preload"] = {"sent": loaded["sent"], "seconds": round(loaded["seconds"], 3)}
+        report["preload"] = preload_topic(namesrv.addr, broker.addr, topic, QUEUES, args.count, args.body_size,
+                                          timeout=1800)
         raw_lite_pull(namesrv.addr, topic, args.count)  # untimed warm-up of the broker's pull path
         spark_read(spark, namesrv.addr, topic, args.count, args.min_partitions, cpu_roots)  # warm Python workers
         results = {"raw_lite_pull": raw_lite_pull(namesrv.addr, topic, args.count)}

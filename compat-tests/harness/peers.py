@@ -189,6 +189,17 @@ def mqadmin_patiently(*args: str, namesrv: str | None = None, attempts: int = 3)
     raise AssertionError("unreachable")
 
 
+def preload_topic(namesrv: str, broker_addr: str, topic: str, queues: int, count: int, body_size: int,
+                  timeout: float = 900) -> dict[str, float]:
+    """Create ``topic`` on the broker (``mqadmin updateTopic``) and fill it with ``count`` messages of
+    ``body_size`` bytes from the Java peer ``produce-bulk``, as fast as it sends; what the benchmarks read.
+    Returns {"sent": n, "seconds": s}."""
+    mqadmin("updateTopic", "-b", broker_addr, "-t", topic, "-r", str(queues), "-w", str(queues), namesrv=namesrv)
+    loaded = run_peer("produce-bulk", namesrv=namesrv, topic=topic, count=count, body_size=body_size,
+                      timeout=timeout, jvm_opts=["-Xms256m", "-Xmx1g"])[-1]
+    return {"sent": loaded["sent"], "seconds": round(loaded["seconds"], 3)}
+
+
 def progress_lags(progress: str, topic: str) -> list[int]:
     """Broker offset minus consumer offset per queue of ``topic``, by queue id, in the table that
     ``mqadmin consumerProgress -g <group>`` prints (#Topic #Broker Name #QID #Broker Offset #Consumer Offset ...)."""
