@@ -468,7 +468,12 @@ async def test_a_large_frame_in_many_reads_is_gathered_then_handed_on_once(servi
     client.transport = FakeClientTransport()  # type: ignore[assignment]
     front.opened(client, {})
     relayed: list[bytes] = []
-    front.send = lambda kind, conn, payload=b"": relayed.append(bytes(payload)) if kind is Relay.DATA else None  # type: ignore[method-assign]
+
+    def send(kind: Relay, conn: int, payload: bytes | bytearray | memoryview = b"") -> None:
+        if kind is Relay.DATA:
+            relayed.append(bytes(payload))
+
+    front.send = send  # type: ignore[method-assign]
     server = _RecordingFrameServer()
     front.frame_server = server if serving else None  # type: ignore[assignment]
     frame = codec.encode_command(create_request(ECHO, body=b"x" * 1_000_000))

@@ -25,6 +25,6 @@ from .processes import JavaBroker, JavaNameServer, StartupError
 
 __all__ = [
     "CodecError", "CodecService", "HarnessUnavailable", "JavaBroker", "JavaBuild", "JavaNameServer", "PeerError",
-    "StartupError", "backend_name", "consumer_lags", "ensure_built", "mqadmin", "mqadmin_patiently", "progress_lags", "run_peer",
-    "server_classes", "unique_name",
+    "StartupError", "backend_name", "consumer_lags", "ensure_built", "mqadmin", "mqadmin_patiently", "progress_lags",
+    "run_peer", "server_classes", "unique_name",
 ]

@@ -13,8 +13,9 @@ before the front process starts), carrying messages of this layout::
 
 A client's frames are relayed whole, a run of them in one message (the front
 cuts them, to serve some itself): the server side feeds them to the
-connection's frame decoder, as it would the socket's bytes. Messages written during one pass of the event loop go out in one
-write, so the relay costs a system call per pass and not per connection.
+connection's frame decoder, as it would the socket's bytes. Messages written
+during one pass of the event loop go out in one write, so the relay costs a
+system call per pass and not per connection.
 """
 from __future__ import annotations
 
