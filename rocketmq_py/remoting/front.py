@@ -96,12 +96,13 @@ class _ClientRelay(asyncio.Protocol):
         # the read that completes it is joined to them in one copy.
         partial = self._partial
         if partial:
-            if len(partial) >= 4 and _MIN_FRAME <= (length := int.from_bytes(partial[:4], "big")) <= _MAX_FRAME \
-                    and len(partial) + len(data) < 4 + length:
+            size = _frame_size(partial, 0)
+            if size and len(partial) + len(data) < size:
                 partial += data
                 return
             data = b"".join((partial, data))
-        if _first_frame_incomplete(data):
+        size = _frame_size(data, 0)
+        if size is None or len(data) < size:
             self._partial = bytearray(data)
             return
         server = self.front.frame_server
@@ -115,7 +116,7 @@ class _ClientRelay(asyncio.Protocol):
                 # Whether the server saw these frames or not: a client that sent any is active (and the notice
                 # goes at most once a second).
                 self._tell_active()
-        if len(data) - end >= 4 and not _MIN_FRAME <= int.from_bytes(data[end:end + 4], "big") <= _MAX_FRAME:
+        if _frame_size(data, end) == 0:
             self._unframed = True  # the server's decoder refuses the length and closes the connection
             self.front.send(Relay.DATA, self.conn, data[end:])
             end = len(data)
@@ -149,24 +150,21 @@ class _ClientRelay(asyncio.Protocol):
         self.front.lost(self, exc)
 
 
-def _first_frame_incomplete(data: bytes | bytearray) -> bool:
-    """Whether ``data`` starts with a frame not yet whole (a length no frame has is not one: it is refused)."""
-    if len(data) < 4:
-        return True
-    length = int.from_bytes(data[:4], "big")
-    return _MIN_FRAME <= length <= _MAX_FRAME and len(data) < 4 + length
+def _frame_size(data: bytes | bytearray, position: int) -> int | None:
+    """The size, length prefix included, of the frame at ``position`` in ``data``: None while its prefix is not
+    all there, 0 for a length no frame has (the server's decoder refuses it and closes the connection)."""
+    if len(data) - position < 4:
+        return None
+    length = int.from_bytes(data[position:position + 4], "big")
+    return 4 + length if _MIN_FRAME <= length <= _MAX_FRAME else 0
 
 
 def _whole_frames_end(data: bytes) -> int:
     """Where the whole frames at the start of ``data`` end (the start of an incomplete frame, or of a length no
     frame has)."""
-    size = len(data)
     position = 0
-    while size - position >= 4:
-        length = int.from_bytes(data[position:position + 4], "big")
-        if not _MIN_FRAME <= length <= _MAX_FRAME or position + 4 + length > size:
-            break
-        position += 4 + length
+    while (size := _frame_size(data, position)) and position + size <= len(data):
+        position += size
     return position
 
 
