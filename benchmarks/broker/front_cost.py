@@ -38,16 +38,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "compat-tests"))
 
 from harness.pipelined import send_frames  # noqa: E402
+from rocketmq_py.broker.front_sends import _PLACE_HEAD, _PLACED_HEAD  # noqa: E402  (the PLACE/PLACED heads)
+from rocketmq_py.broker.place_messages import placed_payload, read_sends  # noqa: E402
 from rocketmq_py.common.topic_config import TopicConfig  # noqa: E402
 from rocketmq_py.remoting import front  # noqa: E402
 from rocketmq_py.remoting.relay import Relay, control  # noqa: E402
 
 TOPIC = "FrontCost"
 QUEUES = 8
-_HEAD = struct.Struct(">BII")
-_PLACE_HEAD = struct.Struct(">IIHq")
-_PLACE_SEND = struct.Struct(">IIH")
-_PLACED_HEAD = struct.Struct(">IB")
+_HEAD = struct.Struct(">BII")  # the channel's message head (rocketmq_py/remoting/relay.py)
 
 
 class _Sink(asyncio.Transport):
@@ -108,15 +107,11 @@ class _Placer:
             if kind != Relay.PLACE:
                 continue
             number, _, sends, _ = _PLACE_HEAD.unpack_from(payload, 0)
-            at = _PLACE_HEAD.size
-            records = 0
-            for _ in range(sends):
-                count, _, topic_length = _PLACE_SEND.unpack_from(payload, at)
-                at += _PLACE_SEND.size + topic_length
-                records += count
-            offsets = range(self.offset, self.offset + records * 1200, 1200)
+            _, counts, _ = read_sends(payload, _PLACE_HEAD.size, sends, {})
+            records = sum(counts)
+            offsets = list(range(self.offset, self.offset + records * 1200, 1200))
             self.offset += records * 1200
-            body = _PLACED_HEAD.pack(number, 1) + struct.pack(f">{records + sends}q", *offsets, *range(sends))
+            body = placed_payload(_PLACED_HEAD.pack(number, 1), counts, offsets, list(range(records)))
             out.append(_HEAD.pack(Relay.PLACED, 0, len(body)) + body)
         return b"".join(out)
 

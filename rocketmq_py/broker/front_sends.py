@@ -67,7 +67,6 @@ SEND_CODES = frozenset((RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, R
 # (SEND_HEAD, which the broker process reads with place_messages.read_sends) and UTF-8 bytes; then the records,
 # back to back.
 _PLACE_HEAD = struct.Struct(">IIHq")
-_PLACE_SEND = SEND_HEAD
 # PLACED (broker process -> front): buffer number and whether it was placed (_REFUSED, _PLACED, _TOO_LATE);
 # when it was, each record's physical offset, then each send's queue offset (int64 each); when it came too
 # late, how long its first send had waited (ms) and the sends of the buffer, for the busy answers' remark.
@@ -294,7 +293,7 @@ class FrontSends:
     def _send_buffer(self, sends: list[TakenSend], taken_ns: int) -> None:
         self._next_number = number = self._next_number % 0xFFFFFFFF + 1
         parts: list[bytes | bytearray] = [_PLACE_HEAD.pack(number, self.settings.version, len(sends), taken_ns)]
-        pack_send = _PLACE_SEND.pack
+        pack_send = SEND_HEAD.pack
         for send in sends:
             topic = send[_TOPIC]
             parts.append(pack_send(send[_RECORD_COUNT], len(send[_RECORDS]), len(topic)))
