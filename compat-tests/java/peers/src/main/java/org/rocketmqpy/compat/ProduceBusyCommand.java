@@ -13,7 +13,8 @@ import org.apache.rocketmq.remoting.exception.RemotingException;
 
 /**
  * {@code produce-busy --namesrv ADDR --topic T --count N [--keys PREFIX] [--body-size BYTES] [--group G]
- * [--timeout-ms MS] [--retries R] [--latency-fault] [--max-attempts A] [--poll-ns-ms MS]}
+ * [--timeout-ms MS] [--retries R] [--latency-fault [--fault-on-failure-only]] [--max-attempts A]
+ * [--poll-ns-ms MS]}
  *
  * <p>Synchronous sends as an application that must not lose a message writes them: a send that threw
  * (MQBrokerException, MQClientException, or RemotingException: DefaultMQProducer throws
@@ -24,6 +25,12 @@ import org.apache.rocketmq.remoting.exception.RemotingException;
  * producer's own retryTimesWhenSendFailed (default 0: every failed attempt is seen, and counted, here).
  * {@code --poll-ns-ms} sets its pollNameServerInterval (30 s by default), so that a failover test need
  * not wait that long for the producer to learn the new master.
+ *
+ * <p>{@code --fault-on-failure-only} keeps DefaultMQProducer's latency table but makes every step of it but the
+ * last (sends of 15 s or more, and every failed send) take a broker out of rotation for no time at all: a broker is
+ * then avoided only after it failed a send (for 600 s), not after a slow successful one. With Java's default table
+ * a single successful send of 550 ms or more takes a broker out for 30 s, which a loaded machine can cause on any
+ * broker; see {@code MQFaultStrategy.updateFaultItem} and {@code LatencyFaultToleranceImpl.pickOneAtLeast}.
  *
  * <p>Lines: one per acknowledged key {@code {"key","brokerName","queueId","queueOffset","msgId","attempts"}},
  * one per attempt that threw {@code {"key","failed":"<class>","code","brokerAddr","remark"}} (code and
@@ -45,6 +52,9 @@ final class ProduceBusyCommand {
         producer.setSendMsgTimeout(a.getInt("timeout-ms", 10000));
         producer.setRetryTimesWhenSendFailed(a.getInt("retries", 0));
         producer.setSendLatencyFaultEnable(a.has("latency-fault"));
+        if (a.has("fault-on-failure-only")) {
+            producer.setNotAvailableDuration(new long[] {0L, 0L, 0L, 0L, 0L, 0L, 600000L});
+        }
         if (a.has("poll-ns-ms")) {
             producer.setPollNameServerInterval(a.getInt("poll-ns-ms", 30000));
         }
