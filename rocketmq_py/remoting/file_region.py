@@ -1,4 +1,4 @@
-"""Answers whose body stays in files (Java's Netty ``FileRegion``, which its pull answers are written as).
+"""Answers whose body stays in files (Java's Netty ``FileRegion``, as its pull writes with transferMsgByHeap=false).
 
 A processor may answer with a :class:`FileRegionResponse`: a response whose body is a :class:`FileRegion`,
 ranges of files the server process has mapped (a pull's records in the CommitLog). On a client connection that

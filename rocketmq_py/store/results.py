@@ -88,7 +88,8 @@ class GetMessageStatus(enum.Enum):
 class RecordRegion:
     """Where a pull's records lie in the CommitLog's files, instead of a copy of them: a ``FileRegion``
     (``rocketmq_py.remoting.file_region``), which a front process reads from the files itself, as Java's pull
-    writes its records as a Netty FileRegion. Records that follow each other in one file make one range.
+    writes its records as a Netty FileRegion with transferMsgByHeap=false. Records that follow each other in one
+    file make one range.
 
     ``views`` holds each file's mapping until the answer is written: a file the clean service closes meanwhile
     keeps its bytes here (its close leaves the mapping to the last view), so :meth:`copy` can still give them."""

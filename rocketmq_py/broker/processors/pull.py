@@ -160,7 +160,8 @@ class PullMessageProcessor:
         message_filter = ExpressionMessageFilter(subscription)
         started = time.monotonic()
         # A front process's client gets the records from the front, which reads them from the CommitLog's files
-        # itself: this process names their places and copies nothing (Java writes a FileRegion). Java's transient
+        # itself: this process names their places and copies nothing (Java's transferMsgByHeap=false writes a
+        # FileRegion; its default copies them, and the client gets the same bytes either way). Java's transient
         # store pool keeps records out of the files until they are committed, so with it the records are copied
         # as before (our store writes every record into its file at once: the key has no effect there yet).
         in_files = connection.shares_files and not broker.store_config.transient_store_pool_enable
