@@ -17,9 +17,9 @@ connection's frame decoder, as it would the socket's bytes. An answer whose
 body lies in files (a pull's records in the CommitLog) comes to the front as
 the frame's head and the files' ranges (:attr:`Relay.RECORDS`): the front reads
 the bytes from the files, whose descriptors the server passes on a second
-socket (the files socket, ``SCM_RIGHTS``), and writes them to the client. Messages written
-during one pass of the event loop go out in one write, so the relay costs a
-system call per pass and not per connection.
+socket (the files socket, ``SCM_RIGHTS``), and writes them to the client.
+Messages written during one pass of the event loop go out in one write, so the
+relay costs a system call per pass and not per connection.
 """
 from __future__ import annotations
 
