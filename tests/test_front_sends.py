@@ -1,6 +1,7 @@
-"""Sends served by the front processes against the broker alone: the same frames give byte-identical store
-files and answers (issue 30). The suite runs once with the compiled modules and once with the twins, so the
-fronts build with both forms of the send fast path."""
+"""Sends and pulls served by the front processes against the broker alone: the same frames give byte-identical
+store files and answers (issue 30). The suite runs once with the compiled modules and once with the twins, so the
+fronts build with both forms of the send fast path, and the broker process names the pulls' records with both
+forms of the store's read path."""
 from __future__ import annotations
 
 import os
@@ -11,7 +12,7 @@ import pytest
 
 from support.broker import BrokerEnv
 from support.cluster import wait_until
-from support.front_sends import differential, fixed_queues
+from support.front_sends import differential, fixed_queues, pulls
 from support.send_fast import mixed_sends
 
 from rocketmq_py import codec
@@ -28,12 +29,18 @@ TOPIC_NAMES = [topic.topic_name for topic in TOPICS]
 
 @pytest.mark.parametrize(("seed", "workers"), [(1, 1), (2, 2)])
 async def test_fronts_and_the_broker_alone_store_and_answer_the_same_bytes(tmp_path, seed, workers):
-    frames = fixed_queues(mixed_sends(random.Random(seed), 300, TOPIC_NAMES))
+    rng = random.Random(seed)
+    frames = fixed_queues(mixed_sends(rng, 300, TOPIC_NAMES))
+    # Pulls between the sends and after them: a front writes what it reads from the CommitLog's files.
+    frames = frames[:150] + pulls(rng, 40, TOPICS) + frames[150:] + pulls(rng, 120, TOPICS)
     fronts, alone = await differential(tmp_path, frames, workers=workers, topics=TOPICS)
     # The fronts must have built most sends themselves (else this compares the broker with itself): of the
     # ~200 they may take, all but those to a topic a send just created (the fronts learn it within 0.1 s) ...
     assert fronts.placed_by_fronts > 120
     assert alone.placed_by_fronts == 0
+    # ... and read the records of most pulls from the files (those that found some).
+    assert fronts.regions > 60
+    assert alone.regions == 0
     # ... and the CommitLog rolled, so placements met a full file.
     assert sum(name.startswith("commitlog/") for name in fronts.files) > 3
     assert fronts.files.keys() == alone.files.keys()

@@ -63,6 +63,7 @@ async def test_a_pull_that_would_park_is_declined_before_anything_changes(tmp_pa
 
     class Connection:
         remote_address = "10.0.0.1:5000"
+        shares_files = False
 
     request = create_request(RequestCode.PULL_MESSAGE, {
         "consumerGroup": "g", "topic": "Plain", "queueId": "0", "queueOffset": "0", "maxMsgNums": "32",

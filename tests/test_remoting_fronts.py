@@ -320,7 +320,9 @@ async def test_the_server_end_holds_a_paused_connections_bytes_and_passes_on_the
             made.append(FakeConnection())
             return made[-1]
 
-    channel = _ServerChannel(Pool(), 0)  # type: ignore[arg-type]
+    files_socket, files_peer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    files_peer.close()
+    channel = _ServerChannel(Pool(), 0, files_socket)  # type: ignore[arg-type]
     out = FakeTransport()
     channel.connection_made(out)  # type: ignore[arg-type]
     opened = message(Relay.OPENED, 7, b'{"peer":["10.0.0.1",4242],"local":["10.0.0.2",10911],"tls":false}')

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/broker/capacity.py [--repeats 2] [--seconds 8] [--warmup 3]
                                                    [--connections 4] [--inflight 1024] [--size 1024]
                                                    [--brokers java,python] [--baseline DIR]
+                                                   [--modes single,batch,pull]
 
 ``--baseline DIR`` adds a third broker, "baseline": another build of ours (a checkout in ``DIR`` with its own
 ``DIR/.venv``, e.g. ``git archive main | tar -x -C DIR`` and ``bash ci/setup.sh`` there), run in the same way
@@ -121,7 +122,7 @@ def run_broker(kind: str, namesrv, build, work: Path, args) -> dict:
         for pin, cpus in PINS.items():
             _pin(broker.proc.pid, cpus)
             results[pin] = {}
-            for mode in MODES:
+            for mode in args.modes:
                 max_offset = _min_max_offset(broker.addr, topic) if mode == "pull" else 0
                 print(f"[capacity] {kind} {pin} {mode} ...", file=sys.stderr, flush=True)
                 results[pin][mode] = run_sender(broker, topic, mode, pin, args, max_offset)
@@ -138,10 +139,10 @@ def _median(runs: list[dict], pin: str, mode: str, key: str) -> float | None:
     return round(statistics.median(values), 2) if values else None
 
 
-def summary(runs: dict[str, list[dict]]) -> dict:
+def summary(runs: dict[str, list[dict]], modes: list[str]) -> dict:
     table: dict = {}
     for pin in PINS:
-        for mode in MODES:
+        for mode in modes:
             row = {}
             for kind, broker_runs in runs.items():
                 for key in ("broker_cpu_us_per_msg", "msgs_per_broker_cpu_s", "msgs_per_s", "sender_cpu_us_per_msg",
@@ -165,7 +166,7 @@ def summary(runs: dict[str, list[dict]]) -> dict:
                     row["python_msgs_per_broker_cpu_s"] / row["baseline_msgs_per_broker_cpu_s"], 3)
             table[f"{pin}/{mode}"] = row
     for kind in runs:
-        for mode in MODES:
+        for mode in modes:
             one = table[f"one_core/{mode}"].get(f"{kind}_msgs_per_s")
             two = table[f"two_cores/{mode}"].get(f"{kind}_msgs_per_s")
             table[f"two_cores/{mode}"][f"{kind}_two_core_gain"] = round(two / one, 3) if one and two else None
@@ -187,9 +188,15 @@ def main() -> int:
                         help="our broker's front processes (serverWorkerProcesses); their CPU counts as the broker's")
     parser.add_argument("--no-probe", dest="probe", action="store_false",
                         help="do not time GET_MAX_OFFSET, HEART_BEAT and QUERY_CONSUMER_OFFSET during single sends")
+    parser.add_argument("--modes", type=lambda text: text.split(","), default=list(MODES),
+                        help="the requests to measure, of single,batch,pull (pulls read what the warm-up stored)")
     parser.add_argument("--broker-warmup", type=float, default=15.0,
                         help="seconds of unmeasured single and batch sends after each broker starts (the JIT)")
     args = parser.parse_args()
+    if not set(args.modes) <= set(MODES):
+        parser.error(f"--modes: each of {','.join(MODES)}")
+    if "pull" in args.modes and args.broker_warmup <= 0:
+        parser.error("--modes pull reads what the warm-up's sends stored: give --broker-warmup more than 0")
     if (os.cpu_count() or 1) < 2:
         raise SystemExit("the capacity benchmark needs two cores (the broker on one, the sender on the other)")
 
@@ -217,7 +224,7 @@ def main() -> int:
         "python_workers": args.workers,
         "inflight_per_connection": args.inflight, "message_size": args.size, "queues": QUEUES,
         "batch": 32, "seconds": args.seconds, "repeats": args.repeats, "python_codec": codec.IMPLEMENTATION,
-        "summary": summary(runs), "runs": runs,
+        "summary": summary(runs, args.modes), "runs": runs,
     }
     print(json.dumps(output, indent=2))
     return 0

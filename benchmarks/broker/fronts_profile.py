@@ -6,7 +6,8 @@
 
 For each mode, our name server and a fresh broker with ``--workers`` front processes (ASYNC_FLUSH, the
 send-queue limit of capacity.py, both cores) take capacity.py's pipelined sender (``--connections`` x
-``--inflight`` sends of ``--size`` bytes, or batches of 32) for ``--warmup`` then ``--seconds`` seconds. The
+``--inflight`` sends of ``--size`` bytes, batches of 32, or pulls of 32 of what a second of unmeasured batch
+sends stored first) for ``--warmup`` then ``--seconds`` seconds. The
 sender reports, over the window, the CPU per message of the broker process, of its main thread (the event
 loop: the fronts' channels, the placement) and of the fronts, from /proc.
 
@@ -45,7 +46,7 @@ from typing import Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "compat-tests"))
 
-from capacity import BROKER_SETTINGS, _create_topic, run_sender  # noqa: E402
+from capacity import BROKER_SETTINGS, _create_topic, _min_max_offset, run_sender  # noqa: E402
 from harness.py_servers import PythonBroker, PythonNameServer  # noqa: E402
 
 
@@ -140,6 +141,10 @@ def profile_mode(mode: str, namesrv: PythonNameServer, work: Path, args: argpars
     try:
         topic = f"Profile_{mode}"
         _create_topic(broker.addr, topic)
+        max_offset = 0
+        if mode == "pull":  # the pulls read what batch sends stored first, unmeasured
+            run_sender(broker, topic, "batch", "two_cores", argparse.Namespace(**dict(vars(args), seconds=1.0)), 0)
+            max_offset = _min_max_offset(broker.addr, topic)
         recorder = None
         perf_data = Path(args.perf_dir or work) / f"perf-{mode}.data"
         perf_data.parent.mkdir(parents=True, exist_ok=True)
@@ -147,7 +152,7 @@ def profile_mode(mode: str, namesrv: PythonNameServer, work: Path, args: argpars
             recorder = _perf_record(lambda: _front_pids(broker.proc.pid), args.warmup, args.seconds, perf_data)
         elif args.perf:
             recorder = _perf_record(lambda: [broker.proc.pid], args.warmup, args.seconds, perf_data)
-        sent = run_sender(broker, topic, mode, "two_cores", args, 0)
+        sent = run_sender(broker, topic, mode, "two_cores", args, max_offset)
         result["sender"] = sent
         if recorder is not None and args.perf_fronts:
             recorder.join()

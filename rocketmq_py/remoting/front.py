@@ -1,16 +1,21 @@
 """A front process: owns client sockets for a server that runs with worker processes (see :mod:`.relay`).
 
-    python -m rocketmq_py.remoting.front --channel-fd FD [--log-level LEVEL]
+    python -m rocketmq_py.remoting.front --channel-fd FD [--files-fd FD] [--log-level LEVEL]
 
-The server starts it with its end of the channel (``FD``) and sends its
-settings (:attr:`Relay.SETUP`). The front then listens on the server's port
-with ``SO_REUSEPORT``, beside its siblings, so the kernel spreads the clients
-over them. It owns each client's TLS and cuts what the client sends into
-frames. It relays the frames to the server, unless the server gave it a
-module that serves some itself (:attr:`Relay.SERVE_SETTINGS`; a broker's plain
-sends, ``rocketmq_py.broker.front_sends``), and writes the server's bytes to
-the client. When the channel closes (the server stopped or died), the front
-closes its clients and exits: a front never outlives its server.
+The server starts it with its end of the channel (``--channel-fd``) and of
+the files socket (``--files-fd``), and sends its settings (:attr:`Relay.SETUP`).
+The front then listens on the server's port with ``SO_REUSEPORT``, beside its
+siblings, so the kernel spreads the clients over them. It owns each client's
+TLS and cuts what the client sends into frames. It relays the frames to the
+server, unless the server gave it a module that serves some itself
+(:attr:`Relay.SERVE_SETTINGS`; a broker's plain sends,
+``rocketmq_py.broker.front_sends``), and writes the server's bytes to the
+client. An answer whose body lies in files (:attr:`Relay.RECORDS`: a pull's
+records in the CommitLog) it reads from its own read-only mappings of those
+files, whose descriptors the server passed on the files socket, and writes
+head and body to the client in one write. When the channel closes (the server
+stopped or died), the front closes its clients and exits: a front never
+outlives its server.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ import argparse
 import asyncio
 import importlib
 import logging
+import mmap
+import os
 import socket
 import sys
 from typing import Any, Callable, Protocol, cast
@@ -25,7 +32,8 @@ from typing import Any, Callable, Protocol, cast
 from rocketmq_py import codec
 from rocketmq_py.remoting.loop import run_on_new_loop
 from rocketmq_py.remoting.protocol import _address_text
-from rocketmq_py.remoting.relay import Relay, RelayChannel, control, read_control
+from rocketmq_py.remoting.file_region import RANGE
+from rocketmq_py.remoting.relay import FILE_NUMBER, RECORDS_HEAD, Relay, RelayChannel, control, read_control
 from rocketmq_py.remoting.server import SniffingListener
 from rocketmq_py.remoting.tls import TlsConfig, TlsMode
 
@@ -174,11 +182,68 @@ def _address_pair(address: object) -> list[object] | None:
     return None
 
 
+class _SharedFiles:
+    """The files the server shared with this front (:attr:`Relay.RECORDS` names them by number), mapped
+    read-only from the descriptors that come on the files socket. A mapping keeps its file's bytes after the
+    server deletes the file, until the server's :attr:`Relay.RELEASE`."""
+
+    def __init__(self, files_socket: socket.socket) -> None:
+        self._socket = files_socket
+        self._maps: dict[int, mmap.mmap] = {}
+        self._views: dict[int, memoryview] = {}
+
+    def view(self, number: int) -> memoryview | None:
+        """The bytes of file ``number``; None when the server never passed it (a bug, logged)."""
+        view = self._views.get(number)
+        if view is None:
+            self._receive(number)
+            view = self._views.get(number)
+        return view
+
+    def _receive(self, number: int) -> None:
+        """Take the descriptors the files socket holds, up to that of file ``number`` (the server passes each
+        before the first message that names it)."""
+        while number not in self._views:
+            try:
+                data, descriptors, _, _ = socket.recv_fds(self._socket, FILE_NUMBER.size, 1)
+            except BlockingIOError:
+                _log.error("the server named file %d, whose descriptor it did not pass", number)
+                return
+            if not descriptors:
+                _log.error("the files socket closed before the server passed file %d", number)
+                return
+            try:
+                mapped = mmap.mmap(descriptors[0], 0, prot=mmap.PROT_READ)
+            except (OSError, ValueError) as error:
+                _log.error("the file the server passed as %d cannot be mapped: %s", FILE_NUMBER.unpack(data)[0],
+                           error)
+                continue
+            finally:
+                for descriptor in descriptors:
+                    os.close(descriptor)
+            (passed,) = FILE_NUMBER.unpack(data)
+            self._maps[passed] = mapped
+            self._views[passed] = memoryview(mapped)
+
+    def release(self, number: int) -> None:
+        view = self._views.pop(number, None)
+        if view is not None:
+            view.release()
+            self._maps.pop(number).close()
+
+    def close(self) -> None:
+        for number in tuple(self._views):
+            self.release(number)
+        self._socket.close()
+
+
 class _FrontChannel(RelayChannel):
     """The front's end of the channel: relays its clients and obeys the server."""
 
-    def __init__(self) -> None:
+    def __init__(self, files_socket: socket.socket | None = None) -> None:
         super().__init__()
+        #: The files that answers' bodies are read from (:meth:`on_records`); None: the server shares none.
+        self.files = _SharedFiles(files_socket) if files_socket is not None else None
         self.clients: dict[int, _ClientRelay] = {}
         self._next_conn = 0
         self.write_buffer_limits = (0, 0)
@@ -224,7 +289,47 @@ class _FrontChannel(RelayChannel):
         if transport is not None and not transport.is_closing():
             transport.write(payload)
 
+    def on_records(self, conn: int, payload: memoryview) -> None:
+        """Write the answer's head and the bytes of its ranges, read from the shared files, in one write."""
+        client = self.clients.get(conn)
+        transport = client.transport if client is not None else None
+        if transport is None or transport.is_closing():
+            return
+        head_length, count = RECORDS_HEAD.unpack_from(payload, 0)
+        position = RECORDS_HEAD.size
+        views = []
+        for _ in range(count):
+            (number,) = FILE_NUMBER.unpack_from(payload, position)
+            position += FILE_NUMBER.size
+            view = self.files.view(number) if self.files is not None else None
+            if view is None:
+                self._unreadable(transport, f"file {number} is not known")
+                return
+            views.append(view)
+        head_end = position + head_length
+        parts = [payload[position:head_end]]
+        parts.extend([views[index][start:start + size]
+                      for index, start, size in RANGE.iter_unpack(payload[head_end:])])
+        data = b"".join(parts)
+        # A range past the end of its file would come short: the frame's length says what it must be.
+        frame_size = 4 + int.from_bytes(data[:4], "big")
+        if len(data) != frame_size:
+            self._unreadable(transport, f"its ranges give {len(data)} bytes of a frame of {frame_size}")
+            return
+        transport.write(data)
+
+    @staticmethod
+    def _unreadable(transport: asyncio.Transport, why: str) -> None:
+        """An answer whose bytes cannot be read (a bug): the client's connection is closed, as when a front dies;
+        the client asks again (a pull only reads)."""
+        _log.error("an answer the server sent cannot be read (%s): closing the client's connection", why)
+        transport.abort()
+
     def on_control(self, kind: Relay, conn: int, payload: bytes) -> None:
+        if kind is Relay.RELEASE:
+            if self.files is not None:
+                self.files.release(read_control(payload)["file"])
+            return
         if kind is Relay.SETUP:
             self._loop.create_task(self._listen(read_control(payload)))
             return
@@ -310,12 +415,18 @@ class _FrontChannel(RelayChannel):
         for client in tuple(self.clients.values()):
             if client.transport is not None:
                 client.transport.abort()
+        if self.files is not None:
+            self.files.close()
 
 
-async def _serve(channel_fd: int) -> None:
+async def _serve(channel_fd: int, files_fd: int | None) -> None:
     loop = asyncio.get_running_loop()
     sock = socket.socket(fileno=channel_fd)
-    _, channel = await loop.connect_accepted_socket(_FrontChannel, sock)
+    files_socket = None
+    if files_fd is not None:
+        files_socket = socket.socket(fileno=files_fd)
+        files_socket.setblocking(False)
+    _, channel = await loop.connect_accepted_socket(lambda: _FrontChannel(files_socket), sock)
     await channel.closed
     # Let the aborted clients' transports finish before the loop closes.
     await asyncio.sleep(0)
@@ -324,11 +435,12 @@ async def _serve(channel_fd: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rocketmq_py.remoting.front", description=__doc__.splitlines()[0])
     parser.add_argument("--channel-fd", type=int, required=True, help="this front's end of the server's channel")
+    parser.add_argument("--files-fd", type=int, help="this front's end of the socket that passes it files to read")
     parser.add_argument("--log-level", default="WARNING")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s [front %(process)d] %(name)s: %(message)s")
-    run_on_new_loop(_serve(args.channel_fd))
+    run_on_new_loop(_serve(args.channel_fd, args.files_fd))
     return 0
 
 

@@ -4,10 +4,14 @@
 own, and gives each client connection they relay a :class:`FrontTransport`:
 the server's :class:`RemotingConnection` for that client writes to it as it
 would to a socket's transport, so processors, lanes, the fast path and the
-connection registry see no difference. A front that dies takes its clients'
-connections with it (they reconnect, as after any broken connection) and is
-started again; nothing the server stored is lost, since a send is answered
-only after it is stored.
+connection registry see no difference. An answer with a file region (a
+pull's records) goes to the front as the region's ranges, with a descriptor of
+each file the front does not have yet passed on the files socket; the front's
+descriptor keeps a file's bytes after the server deletes it, until the server
+tells it to close it. A front that dies takes its clients' connections with it
+(they reconnect, as after any broken connection) and is started again; nothing
+the server stored is lost, since a send is answered only after it is stored,
+and a pull only reads.
 """
 from __future__ import annotations
 
@@ -18,12 +22,13 @@ import socket
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 import rocketmq_py
 from rocketmq_py.remoting.config import RemotingServerConfig
+from rocketmq_py.remoting.file_region import FileRegion, SharedFile
 from rocketmq_py.remoting.protocol import RemotingConnection
-from rocketmq_py.remoting.relay import Relay, RelayChannel, control, read_control
+from rocketmq_py.remoting.relay import FILE_NUMBER, RECORDS_HEAD, Relay, RelayChannel, control, read_control
 from rocketmq_py.remoting.tls import TlsConfig
 
 __all__ = ["FrontPool", "FrontService", "FrontTransport"]
@@ -36,8 +41,9 @@ _READY_TIMEOUT_S = 30.0
 _RESTART_DELAY_S = 1.0
 #: How long stopping fronts may take to exit before they are killed.
 _EXIT_TIMEOUT_S = 5.0
-#: How often the fronts' serving settings are checked for a change (a placement checks them too).
-_SETTINGS_CHECK_S = 0.1
+#: How often the fronts' serving settings are checked for a change (a placement checks them too), and the files
+#: shared with them for one that was closed.
+_CHECK_S = 0.1
 
 
 class FrontService(Protocol):
@@ -92,6 +98,18 @@ class FrontTransport(asyncio.Transport):
         if not self._closing:
             parts = list_of_data if type(list_of_data) is list else list(list_of_data)
             self._channel.send_parts(Relay.DATA, self._conn, parts)
+
+    def write_region(self, head: bytes, region: FileRegion) -> None:
+        """Write ``head`` and then the bytes of ``region``: the front reads them from the files itself, unless a
+        file could not be shared with it (closed meanwhile): then they go as a copy."""
+        if self._closing:
+            return
+        numbers = self._channel.share(region.files)
+        if numbers is None:
+            self._channel.send_parts(Relay.DATA, self._conn, [head, region.copy()])
+            return
+        self._channel.send_parts(Relay.RECORDS, self._conn, [
+            RECORDS_HEAD.pack(len(head), len(numbers)), *map(FILE_NUMBER.pack, numbers), head, region.ranges])
 
     def close(self) -> None:
         if not self._closing:
@@ -164,17 +182,64 @@ class FrontTransport(asyncio.Transport):
 
 
 class _ServerChannel(RelayChannel):
-    """The server's end of one front's channel."""
+    """The server's end of one front's channel, and of its files socket (see :meth:`share`)."""
 
-    def __init__(self, pool: FrontPool, index: int) -> None:
+    def __init__(self, pool: FrontPool, index: int, files_socket: socket.socket) -> None:
         super().__init__()
         self.pool = pool
         self.index = index
+        self._files_socket = files_socket
+        #: The files shared with the front, by their number, and the numbers by the files' identity.
+        self._shared: dict[int, SharedFile] = {}
+        self._numbers: dict[int, int] = {}
+        self._next_number = 0
         self.connections: dict[int, FrontTransport] = {}
         self.ready: asyncio.Future[dict[str, Any]] = self._loop.create_future()
         self._writes_blocked = False
         #: Each connection's data_received, looked up once per DATA message.
         self._receivers: dict[int, Callable[[bytes], None]] = {}
+
+    def share(self, files: Sequence[SharedFile]) -> list[int] | None:
+        """The numbers the front knows ``files`` by, passing it a descriptor of each file it does not have yet
+        (before the message that names it, so the front finds it there); None when one could not be passed (it
+        was closed, or the files socket is full).
+
+        The front's descriptor keeps the file's bytes for it after the file is deleted, until
+        :meth:`release_closed` tells it to close it: what a message names is always there to read."""
+        numbers = []
+        for file in files:
+            number = self._numbers.get(id(file))
+            if number is None:
+                number = self._pass(file)
+                if number is None:
+                    return None
+            numbers.append(number)
+        return numbers
+
+    def _pass(self, file: SharedFile) -> int | None:
+        descriptor = file.open_for_reading()
+        if descriptor is None:
+            return None
+        number = self._next_number = self._next_number % 0xFFFFFFFF + 1
+        try:
+            socket.send_fds(self._files_socket, [FILE_NUMBER.pack(number)], [descriptor])
+        except OSError as error:  # full (the front does not read it) or gone: the bytes go as a copy
+            _log.warning("a file could not be passed to front %d: %s", self.index, error)
+            return None
+        finally:
+            os.close(descriptor)
+        self._shared[number] = file
+        self._numbers[id(file)] = number
+        return number
+
+    def release_closed(self) -> None:
+        """Tell the front to close its descriptors of the files closed since (the clean service deleted them), so
+        that their disk space is freed: no message names them any more."""
+        for number, file in tuple(self._shared.items()):
+            if not file.available:
+                del self._shared[number]
+                del self._numbers[id(file)]
+                self.send(Relay.RELEASE, 0, control({"file": number}))
 
     def route(self, conn: int, receiver: Callable[[bytes], None]) -> None:
         """Send connection ``conn``'s bytes to ``receiver`` from now on."""
@@ -209,6 +274,9 @@ class _ServerChannel(RelayChannel):
         else:
             _log.warning("front %d sent a %s message, which the server does not take", self.index, kind.name)
 
+    def on_records(self, conn: int, payload: memoryview) -> None:
+        _log.warning("front %d sent a RECORDS message, which the server does not take", self.index)
+
     def on_placement(self, kind: Relay, payload: memoryview) -> None:
         if kind is Relay.PLACE and self.pool.service is not None:
             self.pool.place(self, payload)
@@ -238,6 +306,9 @@ class _ServerChannel(RelayChannel):
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
+        self._files_socket.close()
+        self._shared.clear()
+        self._numbers.clear()
         if not self.ready.done():
             self.ready.set_exception(ConnectionError(f"front {self.index} closed its channel before listening"))
         connections, self.connections = self.connections, {}
@@ -267,7 +338,7 @@ class FrontPool:
         #: Serves some requests in the fronts; None: they relay every frame.
         self.service = service
         self._settings = b""
-        self._settings_watch: asyncio.Task[None] | None = None
+        self._housekeeping: asyncio.Task[None] | None = None
 
     @property
     def pids(self) -> list[int]:
@@ -285,8 +356,7 @@ class FrontPool:
             self.close()
             await self.wait_closed()
             raise
-        if self.service is not None:
-            self._settings_watch = asyncio.get_running_loop().create_task(self._watch_settings())
+        self._housekeeping = asyncio.get_running_loop().create_task(self._keep_house())
         _log.info("%d front processes (%s) accept the clients on %s:%d", self.count,
                   ", ".join(str(pid) for pid in self.pids), host, self.port)
         return self.port
@@ -310,6 +380,8 @@ class FrontPool:
     async def _start_front(self, index: int) -> None:
         loop = asyncio.get_running_loop()
         ours, theirs = socket.socketpair()
+        files_ours, files_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        files_ours.setblocking(False)
         env = dict(os.environ)
         # The front imports the same rocketmq_py as this process, installed or not.
         package_root = str(Path(rocketmq_py.__file__).resolve().parent.parent)
@@ -318,10 +390,15 @@ class FrontPool:
         try:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "rocketmq_py.remoting.front", "--channel-fd", str(theirs.fileno()),
-                "--log-level", str(level), pass_fds=(theirs.fileno(),), env=env, stdin=asyncio.subprocess.DEVNULL)
+                "--files-fd", str(files_theirs.fileno()), "--log-level", str(level),
+                pass_fds=(theirs.fileno(), files_theirs.fileno()), env=env, stdin=asyncio.subprocess.DEVNULL)
+        except BaseException:
+            files_ours.close()
+            raise
         finally:
             theirs.close()
-        _, channel = await loop.connect_accepted_socket(lambda: _ServerChannel(self, index), ours)
+            files_theirs.close()
+        _, channel = await loop.connect_accepted_socket(lambda: _ServerChannel(self, index, files_ours), ours)
         config = self._config
         if self.service is not None:
             self._settings = self.service.settings()
@@ -389,9 +466,12 @@ class FrontPool:
             for channel in self._channels.values():
                 channel.send(Relay.SERVE_SETTINGS, 0, settings)
 
-    async def _watch_settings(self) -> None:
+    async def _keep_house(self) -> None:
+        """Have the fronts close the files closed here, and push changed settings to them."""
         while not self._stopping:
-            await asyncio.sleep(_SETTINGS_CHECK_S)
+            await asyncio.sleep(_CHECK_S)
+            for channel in self._channels.values():
+                channel.release_closed()
             try:
                 self.push_settings()
             except Exception:
@@ -419,8 +499,8 @@ class FrontPool:
                 await process.wait()
         for watcher in tuple(self._watchers):
             watcher.cancel()
-        if self._settings_watch is not None:
-            self._settings_watch.cancel()
+        if self._housekeeping is not None:
+            self._housekeeping.cancel()
         if self._reserved is not None:
             self._reserved.close()
             self._reserved = None

@@ -34,6 +34,7 @@ from rocketmq_py import codec
 from rocketmq_py.errors import CodecError, RemotingSendRequestError
 from rocketmq_py.remoting import command as commands
 from rocketmq_py.remoting.command import RemotingCommand, RemotingSysResponseCode, create_response
+from rocketmq_py.remoting.file_region import FileRegion, FileRegionResponse, region_head
 from rocketmq_py.remoting.future import Outcome, ResponseFuture
 from rocketmq_py.remoting.writes import write_buffers
 
@@ -174,6 +175,8 @@ class RemotingConnection(asyncio.Protocol):
         self._out: list[bytes] = []
         self._out_bytes = 0
         self._flush_pending = False
+        #: The transport's ``write_region`` (a front process's client: it reads a region's files itself), or None.
+        self._write_region: Callable[[bytes, FileRegion], None] | None = None
         #: Answers dropped because the connection had closed before they were ready (see ``_note_unsent``).
         self.unsent_answers = 0
 
@@ -188,6 +191,12 @@ class RemotingConnection(asyncio.Protocol):
     def pending_requests(self) -> int:
         """Requests sent on this connection that still wait for their response."""
         return len(self._pending)
+
+    @property
+    def shares_files(self) -> bool:
+        """True when an answer's :class:`~rocketmq_py.remoting.file_region.FileRegion` goes to the peer without
+        this process copying it (a front process reads the files): worth answering with one."""
+        return self._write_region is not None
 
     @property
     def writing_paused(self) -> bool:
@@ -235,6 +244,9 @@ class RemotingConnection(asyncio.Protocol):
     def _write_command(self, command: RemotingCommand) -> None:
         """Buffer ``command``'s frame; a large body (a pull's records) is buffered as it is, after the frame's
         head, instead of being copied into the frame."""
+        if type(command) is FileRegionResponse:
+            self._write_file_region(command)
+            return
         body = command.body
         if body is None or len(body) < _BODY_APART_AT:
             self._write(codec.encode_command(command))
@@ -243,6 +255,17 @@ class RemotingConnection(asyncio.Protocol):
         self._write(head)
         if body is not None:
             self._write(body)
+
+    def _write_file_region(self, response: FileRegionResponse) -> None:
+        """Hand the transport the frame's head and the region, after what is buffered; or, when the transport
+        cannot take a region, buffer the head and a copy of the region's bytes."""
+        head = region_head(response)
+        if self._write_region is None:
+            self._write(head)
+            self._write(response.region.copy())
+            return
+        self._flush()
+        self._write_region(head, response.region)
 
     def _flush(self) -> None:
         self._flush_pending = False
@@ -299,6 +322,7 @@ class RemotingConnection(asyncio.Protocol):
         self.remote_address = _address_text(transport.get_extra_info("peername"))
         self.local_address = _address_text(transport.get_extra_info("sockname"))
         self.tls = transport.get_extra_info("ssl_object") is not None
+        self._write_region = getattr(transport, "write_region", None)
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:

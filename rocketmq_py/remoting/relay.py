@@ -13,9 +13,13 @@ before the front process starts), carrying messages of this layout::
 
 A client's frames are relayed whole, a run of them in one message (the front
 cuts them, to serve some itself): the server side feeds them to the
-connection's frame decoder, as it would the socket's bytes. Messages written
-during one pass of the event loop go out in one write, so the relay costs a
-system call per pass and not per connection.
+connection's frame decoder, as it would the socket's bytes. An answer whose
+body lies in files (a pull's records in the CommitLog) comes to the front as
+the frame's head and the files' ranges (:attr:`Relay.RECORDS`): the front reads
+the bytes from the files, whose descriptors the server passes on a second
+socket (the files socket, ``SCM_RIGHTS``), and writes them to the client.
+Messages written during one pass of the event loop go out in one write, so the
+relay costs a system call per pass and not per connection.
 """
 from __future__ import annotations
 
@@ -83,11 +87,24 @@ class Relay(IntEnum):
     # front -> server
     #: The front served requests of this client itself: the client is not idle (at most one a second).
     ACTIVE = 16
+    # server -> front
+    #: An answer whose body the front reads from files (a :class:`~rocketmq_py.remoting.file_region.FileRegion`):
+    #: the frame's head, then the ranges' bytes, to be written to the client. The payload (:data:`RECORDS_HEAD`):
+    #: the head's length and the count of files, each file's number (u32; its descriptor came on the files
+    #: socket, see :mod:`.front_pool`), the head, and the region's ranges (their file index is into these numbers).
+    RECORDS = 17
+    #: A file the server shared is closed (deleted): the front closes its copy. Payload ``{"file": number}``.
+    RELEASE = 18
 
 
 _DATA = int(Relay.DATA)
 _PLACE = int(Relay.PLACE)
 _PLACED = int(Relay.PLACED)
+_RECORDS = int(Relay.RECORDS)
+#: The start of a RECORDS payload: the head's length (u32) and the count of files (u16).
+RECORDS_HEAD = struct.Struct(">IH")
+#: A file's number in a RECORDS payload, and the payload of a file's descriptor on the files socket.
+FILE_NUMBER = struct.Struct(">I")
 
 
 def control(payload: dict[str, Any]) -> bytes:
@@ -101,7 +118,7 @@ def read_control(payload: bytes) -> dict[str, Any]:
 
 class RelayChannel(asyncio.BufferedProtocol):
     """One end of the channel: buffers the messages of a loop pass into one write, and cuts what it reads
-    into messages for :meth:`on_data`, :meth:`on_placement` and :meth:`on_control`.
+    into messages for :meth:`on_data`, :meth:`on_placement`, :meth:`on_records` and :meth:`on_control`.
 
     The socket is read straight into the channel's own buffer (a buffered protocol), which holds a whole
     message before it is cut: a PLACE message's records reach the store from there, with no copy between
@@ -215,6 +232,8 @@ class RelayChannel(asyncio.BufferedProtocol):
                 self.on_placement(Relay.PLACE, view[start:end])
             elif kind == _PLACED:
                 self.on_placement(Relay.PLACED, view[start:end])
+            elif kind == _RECORDS:
+                self.on_records(conn, view[start:end])
             else:
                 try:
                     relay = Relay(kind)
@@ -246,6 +265,10 @@ class RelayChannel(asyncio.BufferedProtocol):
     def on_placement(self, kind: Relay, payload: memoryview) -> None:
         """A :attr:`Relay.PLACE` or :attr:`Relay.PLACED` message. ``payload`` is a view of the channel's read
         buffer, valid only during the call: read it there, copy what must outlive it."""
+        raise NotImplementedError
+
+    def on_records(self, conn: int, payload: memoryview) -> None:
+        """A :attr:`Relay.RECORDS` message for client connection ``conn``; ``payload`` is valid only during the call."""
         raise NotImplementedError
 
     def on_control(self, kind: Relay, conn: int, payload: bytes) -> None:

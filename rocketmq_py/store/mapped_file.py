@@ -111,6 +111,15 @@ class MappedFile:
         except ValueError:  # the mapping was closed by the clean service
             return None
 
+    def open_for_reading(self) -> int | None:
+        """A new read-only descriptor of the file while it is open, None once it is closed: a front process
+        reads records through it (``RecordRegion``), and the data stay readable through it after the clean
+        service deletes the file, until the descriptor is closed."""
+        with self._lock:  # close() and destroy()'s unlink wait: the path is this file's while it is available
+            if not self.available:
+                return None
+            return os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+
     def able_to_flush(self, least_pages: int) -> bool:
         if self.is_full and self.flushed_position < self.wrote_position:
             return True

@@ -104,11 +104,14 @@ class StoreReads:
         return old
 
     def get_messages(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
-                     message_filter: MessageFilter | set[int] | frozenset[int] | None = None) -> GetMessageResult:
+                     message_filter: MessageFilter | set[int] | frozenset[int] | None = None, *,
+                     in_files: bool = False) -> GetMessageResult:
         """Up to ``max_msg_nums`` records from queue offset ``offset`` that pass ``message_filter``.
 
         ``message_filter`` is a :class:`MessageFilter`, a set of tag hash codes, or
-        None for all. The status and next offset follow Java's GetMessageStatus rules.
+        None for all. The status and next offset follow Java's GetMessageStatus rules. The records come
+        copied into ``body``, or with ``in_files`` as their places in the CommitLog's files (``region``), for
+        a reader that takes them from the files itself.
         """
         if isinstance(message_filter, (set, frozenset)):
             message_filter = TagCodeFilter(message_filter)
@@ -138,13 +141,13 @@ class StoreReads:
                 result.status = GetMessageStatus.OFFSET_FOUND_NULL
                 result.next_begin_offset = self._next_offset(offset, consume_queue.roll_next_file(offset))
             else:
-                self._collect(result, units, offset, max_msg_nums, message_filter)
+                self._collect(result, units, offset, max_msg_nums, message_filter, in_files)
         return result
 
     def _collect(self, result: GetMessageResult, units: UnitWindow, offset: int, max_msg_nums: int,
-                 message_filter: MessageFilter | None) -> None:
+                 message_filter: MessageFilter | None, in_files: bool) -> None:
         memory = TOTAL_PHYSICAL_MEMORY * self.config.access_message_in_memory_max_ratio // 100
-        read_path.collect(self, result, units, offset, max_msg_nums, message_filter, memory)
+        read_path.collect(self, result, units, offset, max_msg_nums, message_filter, memory, in_files)
 
     # --- offsets -----------------------------------------------------------------------------------
 

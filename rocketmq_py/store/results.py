@@ -8,6 +8,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rocketmq_py.remoting.file_region import RANGE
+
+if TYPE_CHECKING:
+    from rocketmq_py.store.mapped_file import MappedFile
 
 #: One stored message as the store's arrival listeners are told of it: ``(topic, queue_id, next_queue_offset,
 #: tags_code, store_timestamp, properties_text)`` (``MessageStore.add_arrival_listener``).
@@ -79,6 +85,36 @@ class GetMessageStatus(enum.Enum):
     NO_MESSAGE_IN_QUEUE = enum.auto()
 
 
+class RecordRegion:
+    """Where a pull's records lie in the CommitLog's files, instead of a copy of them: a ``FileRegion``
+    (``rocketmq_py.remoting.file_region``), which a front process reads from the files itself, as Java's pull
+    writes its records as a Netty FileRegion with transferMsgByHeap=false. Records that follow each other in one
+    file make one range.
+
+    ``views`` holds each file's mapping until the answer is written: a file the clean service closes meanwhile
+    keeps its bytes here (its close leaves the mapping to the last view), so :meth:`copy` can still give them."""
+
+    __slots__ = ("files", "views", "ranges", "size")
+
+    def __init__(self, files: list[MappedFile], views: list[memoryview], ranges: bytes, size: int) -> None:
+        self.files = files
+        self.views = views
+        #: ``file_region.RANGE`` entries, back to back.
+        self.ranges = ranges
+        #: The bytes of all ranges together: the length of the body they make.
+        self.size = size
+
+    def copy(self) -> bytes:
+        """The records, back to back: the body the ranges make."""
+        views = self.views
+        return b"".join([views[index][position:position + size]
+                         for index, position, size in RANGE.iter_unpack(self.ranges)])
+
+    def __repr__(self) -> str:
+        ranges = len(self.ranges) // RANGE.size
+        return f"RecordRegion({ranges} ranges of {len(self.files)} files, {self.size} bytes)"
+
+
 @dataclass
 class GetMessageResult:
     status: GetMessageStatus
@@ -91,6 +127,8 @@ class GetMessageResult:
     #: The ConsumeQueue offset of each record in ``body``.
     queue_offsets: list[int] = field(default_factory=list)
     suggest_pulling_from_slave: bool = False
+    #: Where the records lie, when the pull asked for their places (``in_files``) rather than a copy in ``body``.
+    region: RecordRegion | None = None
 
     @property
     def message_count(self) -> int:
@@ -98,14 +136,14 @@ class GetMessageResult:
 
     @property
     def buffer_total_size(self) -> int:
-        return len(self.body)
+        return self.region.size if self.region is not None else len(self.body)
 
     @property
     def buffers(self) -> list[bytes]:
         """The records of ``body`` one by one, cut where each record's leading TOTALSIZE says it ends
         (a size that cannot be a record's takes the rest of the body)."""
         records = []
-        body = self.body
+        body = self.body if self.region is None else self.region.copy()
         position = 0
         while position < len(body):
             size = int.from_bytes(body[position:position + 4], "big")

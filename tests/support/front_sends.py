@@ -1,5 +1,6 @@
-"""Differential runs of sends served by front processes: the same frames to a broker with fronts and to one
-without, on one fixed store clock, from one client address, to one store host; what each stored and answered.
+"""Differential runs of sends and pulls served by front processes: the same frames to a broker with fronts and
+to one without, on one fixed store clock, from one client address, to one store host; what each stored and
+answered.
 
 Each run is a real broker on loopback (its fronts are processes of their own), fed by one raw socket that sends
 the frames one at a time and waits for each answer, so both brokers see the same requests in the same order.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import random
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,14 +21,17 @@ from typing import Any, Iterator
 
 from rocketmq_py import codec
 from rocketmq_py.broker import BrokerConfig, BrokerController
+from rocketmq_py.broker.processors import pull
 from rocketmq_py.broker.front_sends import FrontSends
 from rocketmq_py.common.codes import RequestCode
+from rocketmq_py.common.headers.pull import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION
 from rocketmq_py.common.topic_config import TopicConfig
 from rocketmq_py.remoting import create_request
+from rocketmq_py.remoting.front_pool import FrontTransport
 from rocketmq_py.store import MessageStoreConfig
 
 from .ports import free_broker_port, free_port
-from .send_fast import SMALL_STORE, answers_by_opaque, store_files
+from .send_fast import SMALL_STORE, answers_by_opaque, send_frame, store_files
 
 STORE_HOST_IP = "10.9.8.7"
 
@@ -37,6 +42,25 @@ class FrontRun:
     files: dict[str, bytes]
     #: Sends whose records a front built and the broker process placed.
     placed_by_fronts: int
+    #: Answers whose body a front read from the CommitLog's files (pulls that found records).
+    regions: int = 0
+
+
+def pulls(rng: random.Random, count: int, topics: list[TopicConfig]) -> list[bytes]:
+    """``count`` PULL_MESSAGE frames over the queues of ``topics``, at offsets in and out of what a few hundred
+    sends stored, for up to 64 messages, all or by tags, in both serializations, some committing an offset."""
+    frames = []
+    for _ in range(count):
+        topic = rng.choice(topics)
+        sys_flag = FLAG_SUBSCRIPTION | (FLAG_COMMIT_OFFSET if rng.random() < 0.3 else 0)
+        fields = {"consumerGroup": f"pg{rng.randrange(2)}", "topic": topic.topic_name,
+                  "queueId": rng.randrange(topic.read_queue_nums), "queueOffset": rng.choice([0, 0, 3, 10, 40, 500]),
+                  "maxMsgNums": rng.choice([1, 8, 32, 64]), "sysFlag": sys_flag, "commitOffset": rng.randrange(5),
+                  "suspendTimeoutMillis": 0, "subscription": rng.choice(["*", "*", "TagA", "TagA || TagB"]),
+                  "subVersion": 0, "expressionType": "TAG"}
+        frames.append(send_frame(RequestCode.PULL_MESSAGE, fields, None,
+                                 serialize_type=rng.choice([codec.SERIALIZE_JSON, codec.SERIALIZE_ROCKETMQ])))
+    return frames
 
 
 def fixed_queues(frames: list[bytes]) -> list[bytes]:
@@ -95,8 +119,20 @@ async def run_broker(root: Path, frames: list[bytes], *, bind: str, port: int, c
         placement.place = counting  # type: ignore[method-assign]
     for topic_config in topics:
         broker.topics.update(topic_config)
+    regions = 0
+
+    def counting_region(transport: FrontTransport, head: bytes, region: Any) -> None:
+        nonlocal regions
+        regions += 1
+        write_region(transport, head, region)
+
+    write_region = FrontTransport.write_region
+    now_ms = pull.now_ms
     await broker.start()
     writer = None
+    FrontTransport.write_region = counting_region  # type: ignore[method-assign]
+    # A pull past a queue's end stores an offset-moved event, born now: on the store's fixed clock instead.
+    pull.now_ms = lambda: 1_700_000_000_000
     try:
         ticks = itertools.count(1_700_000_000_000)
         broker.store.commit_log.clock = lambda: next(ticks)
@@ -117,8 +153,10 @@ async def run_broker(root: Path, frames: list[bytes], *, bind: str, port: int, c
                 barrier.opaque = request.opaque
                 writer.write(codec.encode_command(barrier))
             answers += await asyncio.wait_for(_read_frame(reader), 60)
-        return FrontRun(answers_by_opaque(bytes(answers)), {}, placed)
+        return FrontRun(answers_by_opaque(bytes(answers)), {}, placed, regions)
     finally:
+        FrontTransport.write_region = write_region  # type: ignore[method-assign]
+        pull.now_ms = now_ms
         if writer is not None:
             writer.close()
         await broker.shutdown()

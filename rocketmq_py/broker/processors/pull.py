@@ -39,6 +39,7 @@ from rocketmq_py.common.route import PermName
 from rocketmq_py.common.topic import RMQ_SYS_OFFSET_MOVED_EVENT
 from rocketmq_py.errors import CodecError
 from rocketmq_py.remoting import ProcessorTable, RemotingCommand, RemotingConnection, RequestContext, create_response
+from rocketmq_py.remoting.file_region import FileRegionResponse
 from rocketmq_py.store import SLAVE, GetMessageStatus, StoreMessage
 
 if TYPE_CHECKING:
@@ -158,8 +159,14 @@ class PullMessageProcessor:
                         f"The broker does not support consumer to filter message by {subscription.expression_type}")
         message_filter = ExpressionMessageFilter(subscription)
         started = time.monotonic()
+        # A front process's client gets the records from the front, which reads them from the CommitLog's files
+        # itself: this process names their places and copies nothing (Java's transferMsgByHeap=false writes a
+        # FileRegion; its default copies them, and the client gets the same bytes either way). Java's transient
+        # store pool keeps records out of the files until they are committed, so with it the records are copied
+        # as before (our store writes every record into its file at once: the key has no effect there yet).
+        in_files = connection.shares_files and not broker.store_config.transient_store_pool_enable
         result = broker.store.get_messages(header.consumer_group, header.topic, header.queue_id, header.queue_offset,
-                                           header.max_msg_nums, message_filter)
+                                           header.max_msg_nums, message_filter, in_files=in_files)
         status = result.status
         code = _CODES.get(status)
         if code is None:
@@ -180,7 +187,7 @@ class PullMessageProcessor:
         body = None
         if code == ResponseCode.SUCCESS:
             body = result.body
-            broker.stats.on_get(header.consumer_group, header.topic, result.message_count, len(body or b""),
+            broker.stats.on_get(header.consumer_group, header.topic, result.message_count, result.buffer_total_size,
                                 int((time.monotonic() - started) * 1000))
         else:
             broker.stats.on_get(header.consumer_group, header.topic, 0)
@@ -203,7 +210,10 @@ class PullMessageProcessor:
                              header.topic, header.queue_id, header.consumer_group, header.queue_offset,
                              result.next_begin_offset)
         self._commit_offset(connection, header, allow_suspend)
-        return create_response(request, code, status.name, response_header.to_ext_fields(), body)
+        response = create_response(request, code, status.name, response_header.to_ext_fields(), body)
+        if result.region is not None:
+            return FileRegionResponse(response, result.region)
+        return response
 
     def _commit_offset(self, connection: RemotingConnection, header: PullMessageRequestHeader,
                        allow_suspend: bool) -> None:
