@@ -134,3 +134,27 @@ async def test_the_flow_control_counts_the_pull_in_flight(broker):
     finally:
         release.set()
     assert got == BODIES
+
+
+async def test_a_suspended_consumer_drops_the_answer_of_its_pull_ahead(broker):
+    # suspend() while the pull for 12 is held and the pull ahead for 16 has arrived: the answer for 12 is cached,
+    # the one for 16 dropped, and after resume() the consumer pulls 16 again.
+    consumer: AsyncPushConsumer | None = None
+    serve_later_first = ServeLaterFirst({12})
+
+    async def gate(key: tuple[str, int], offset: int) -> None:
+        if key == ("T", 0) and offset == 16 and 12 in serve_later_first.held:
+            assert consumer is not None
+            consumer.suspend()
+        await serve_later_first(key, offset)
+
+    broker.pull_gate = gate
+    got: list[bytes] = []
+    consumer = consumer_of(broker, True, got)
+    async with consumer:
+        await until(lambda: serve_later_first.served_out_of_order == 1 and len(got) >= 16, WAIT_S)
+        assert pulled_offsets(broker).count(16) == 1
+        consumer.resume()
+        await until(lambda: len(got) >= len(BODIES), WAIT_S)
+    assert got == BODIES
+    assert pulled_offsets(broker).count(16) == 2
