@@ -211,7 +211,7 @@ class AsyncPushConsumer(ConsumerMember):
         # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.consume_concurrently import ConsumeMessageConcurrentlyService
         from rocketmq_py.client.consumer.consume_orderly import ConsumeMessageOrderlyService
-        from rocketmq_py.client.consumer.pull import PullAPI, PullResult
+        from rocketmq_py.client.consumer.pull import PullAPI
         from rocketmq_py.client.instance import get_instance, resolve_instance_name
         from rocketmq_py.common.filter import build_subscription_data
 
@@ -377,19 +377,18 @@ class AsyncPushConsumer(ConsumerMember):
         sub_expression = None
         if config.post_subscription_when_pull and not subscription.class_filter_mode:
             sub_expression = subscription.sub_string
-        sys_flag = build_pull_sys_flag(commit_offset > 0, True, sub_expression is not None,
+        carries_commit = commit_offset > 0
+        sys_flag = build_pull_sys_flag(carries_commit, True, sub_expression is not None,
                                        subscription.class_filter_mode)
-        if not commit_offset:
-            return await self.pull_api.pull(
-                queue, subscription, offset, config.pull_batch_size, sys_flag, 0, BROKER_SUSPEND_MAX_TIME_MILLIS,
-                CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND, sub_expression)
-        ahead.commit_unanswered = True
+        if carries_commit:
+            ahead.commit_unanswered = True
         try:
             return await self.pull_api.pull(
                 queue, subscription, offset, config.pull_batch_size, sys_flag, commit_offset,
                 BROKER_SUSPEND_MAX_TIME_MILLIS, CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND, sub_expression)
         finally:
-            ahead.commit_unanswered = False
+            if carries_commit:
+                ahead.commit_unanswered = False
 
     async def _pull_loop(self, queue: MessageQueue, pq: ProcessQueue, next_offset: int) -> None:
         # lazy: see rocketmq_py/_lazy.py
