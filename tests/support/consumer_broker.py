@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Awaitable, Callable
 
 from rocketmq_py import codec
 from rocketmq_py.client.consumer import AsyncPushConsumer
@@ -36,13 +35,6 @@ class FakeBroker:
         #: Answers to the next pulls of a queue (topic, queue id), before any stored message is looked at:
         #: (code, remark, how far past the pull's offset the answer's nextBeginOffset lies), without a body.
         self.scripted_pulls: dict[tuple[str, int], list[tuple[int, str | None, int]]] = {}
-        #: Awaited with (topic, queue id) and the offset before a pull is served: a test orders the pulls in flight
-        #: with it, as the broker's pool of pull threads may.
-        self.pull_gate: Callable[[tuple[str, int], int], Awaitable[None]] | None = None
-        #: At most this many messages in the answer to a pull at (topic, queue id, offset), once (a size limit).
-        self.answer_limits: dict[tuple[str, int, int], int] = {}
-        #: The committed offsets pulls carried, in the order they were applied: (topic, queue id, offset).
-        self.pull_commits: list[tuple[str, int, int]] = []
         self.physical = 0
         table = ProcessorTable()
         handlers = {
@@ -119,12 +111,8 @@ class FakeBroker:
         fields = request.ext_fields
         key = (fields["topic"], int(fields["queueId"]))
         offset, wanted = int(fields["queueOffset"]), int(fields["maxMsgNums"])
-        if self.pull_gate is not None:
-            await self.pull_gate(key, offset)
         if int(fields["sysFlag"]) & 0x1:
             self.offsets[(fields["consumerGroup"], key[0], key[1])] = int(fields["commitOffset"])
-            self.pull_commits.append((key[0], key[1], int(fields["commitOffset"])))
-        wanted = min(wanted, self.answer_limits.pop((key[0], key[1], offset), wanted))
         if self.scripted_pulls.get(key):
             code, remark, ahead = self.scripted_pulls[key].pop(0)
             ext = {"suggestWhichBrokerId": "0", "minOffset": "0", "maxOffset": str(len(self.queues.get(key, []))),

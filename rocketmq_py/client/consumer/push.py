@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import operator
 import time
 from typing import TYPE_CHECKING, Any, AsyncIterator, Iterable, Sequence
 
@@ -19,7 +18,6 @@ from rocketmq_py.client.consumer.allocate import resolve_strategy
 from rocketmq_py.client.failure_log import FailureLog
 from rocketmq_py.client.consumer.config import PushConsumerConfig, make_config
 from rocketmq_py.client.consumer.listener import Listener
-from rocketmq_py.client.consumer.pull_ahead import PullAhead
 from rocketmq_py.client.consumer.rebalance import RebalanceImpl
 from rocketmq_py.client.consumer.rebalance_listener import RebalanceListener
 from rocketmq_py.client.consumer.service import ConsumerMember, ServiceState, cancel_and_wait
@@ -38,7 +36,7 @@ if TYPE_CHECKING:
     from rocketmq_py.client.consumer.consume_orderly import ConsumeMessageOrderlyService
     from rocketmq_py.client.consumer.listener import ListenerLike
     from rocketmq_py.client.consumer.process_queue import ProcessQueue
-    from rocketmq_py.client.consumer.pull import PullAPI, PullResult
+    from rocketmq_py.client.consumer.pull import PullAPI
     from rocketmq_py.common.consumer_body import ConsumeMessageDirectlyResult
     from rocketmq_py.common.filter import MessageSelector, SubscriptionData
     from rocketmq_py.common.message import MessageExt
@@ -59,7 +57,6 @@ UNLOCK_DELAY_S = 20.0
 SEND_BACK_TIMEOUT_MS = 5000
 RESET_DRAIN_TIMEOUT_S = 10.0
 _RETRY_TOPIC = MessageConst.RETRY_TOPIC
-_body = operator.attrgetter("body")
 
 
 class _PushRebalance(RebalanceImpl):
@@ -336,151 +333,88 @@ class AsyncPushConsumer(ConsumerMember):
                          times.total)
         return FLOW_CONTROL_DELAY_S
 
-    def _room_for_a_pull_ahead(self, pq: ProcessQueue, offset: int, ahead: PullAhead) -> bool:
-        """Whether the flow control lets a pull ahead (for ``offset``) go, counting the pull in flight before it
-        and the pull ahead itself as batches already cached (pull_ahead.py)."""
-        config = self.config
-        batch = config.pull_batch_size
-        count, size = pq.cached_now()
-        if count + batch > config.pull_threshold_for_queue:
-            return False
-        if size + ahead.batch_bytes > config.pull_threshold_size_for_queue * 1024 * 1024:
-            return False
-        if not self.consume_orderly:
-            first = pq.first_offset()
-            if first is not None and offset + batch - 1 - first > config.consume_concurrently_max_span:
-                return False
-        return True
-
-    def _let_go_of_pull(self, task: asyncio.Task[PullResult]) -> None:
-        """A pull whose answer will not be read runs on until it is answered (or the consumer shuts down)."""
-        self._side_tasks.add(task)
-        task.add_done_callback(self._pull_let_go)
-
-    def _pull_let_go(self, task: asyncio.Task[PullResult]) -> None:
-        self._side_tasks.discard(task)
-        if not task.cancelled():
-            task.exception()  # seen: nobody reads this answer
-
-    async def _pull(self, queue: MessageQueue, subscription: SubscriptionData, offset: int,
-                    ahead: PullAhead) -> PullResult:
-        """One pull of ``queue`` from ``offset``; it carries the committed offset unless an earlier pull that
-        carries one is unanswered."""
-        # lazy: see rocketmq_py/_lazy.py
-        from rocketmq_py.common.headers.pull import build_pull_sys_flag
-
-        config = self.config
-        assert self.pull_api is not None and self.offset_store is not None
-        commit_offset = 0
-        if config.message_model is MessageModel.CLUSTERING and not ahead.commit_unanswered:
-            commit_offset = max(self.offset_store.peek_offset(queue), 0)
-        sub_expression = None
-        if config.post_subscription_when_pull and not subscription.class_filter_mode:
-            sub_expression = subscription.sub_string
-        carries_commit = commit_offset > 0
-        sys_flag = build_pull_sys_flag(carries_commit, True, sub_expression is not None,
-                                       subscription.class_filter_mode)
-        if carries_commit:
-            ahead.commit_unanswered = True
-        try:
-            return await self.pull_api.pull(
-                queue, subscription, offset, config.pull_batch_size, sys_flag, commit_offset,
-                BROKER_SUSPEND_MAX_TIME_MILLIS, CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND, sub_expression)
-        finally:
-            if carries_commit:
-                ahead.commit_unanswered = False
-
     async def _pull_loop(self, queue: MessageQueue, pq: ProcessQueue, next_offset: int) -> None:
         # lazy: see rocketmq_py/_lazy.py
         from rocketmq_py.client.consumer.pull import PullStatus
+        from rocketmq_py.common.headers.pull import build_pull_sys_flag
 
         config = self.config
-        assert self.rebalance is not None and self.consume_service is not None
+        assert self.pull_api is not None and self.rebalance is not None and self.consume_service is not None
         exception_delay_s = config.pull_time_delay_millis_when_exception / 1000.0
+        clustering = config.message_model is MessageModel.CLUSTERING
         orderly = self.consume_orderly
-        batch = config.pull_batch_size
-        # a pull interval asks for a pause between pulls, which a pull ahead would not make
-        pulls_ahead = config.pull_interval <= 0
-        ahead = PullAhead(batch, self._let_go_of_pull)
         previously_locked = False
-        try:
-            while not pq.dropped:
-                pq.last_pull_timestamp = now_ms()
-                if self.state is not ServiceState.RUNNING:
-                    return  # shut down (pulls start once the consumer runs)
-                if self.paused:
-                    ahead.discard()
-                    await asyncio.sleep(SUSPEND_DELAY_S)
-                    continue
-                delay = self._flow_control_delay(queue, pq)
-                if delay:
-                    ahead.discard()
-                    await asyncio.sleep(delay)
-                    continue
-                if orderly:
-                    if not pq.locked:
-                        ahead.discard()
-                        await asyncio.sleep(exception_delay_s)
-                        continue
-                    if not previously_locked:
-                        try:
-                            next_offset = await self.rebalance.compute_pull_from_where(queue)
-                        except (RocketMQError, OSError) as error:
-                            _log.warning("%s cannot compute where to pull %s from: %s", self.group, queue, error)
-                            await asyncio.sleep(exception_delay_s)
-                            continue
-                        previously_locked = True
-                subscription = self.rebalance.subscription_inner.get(queue.topic)
-                if subscription is None:
-                    ahead.discard()
+        while not pq.dropped:
+            pq.last_pull_timestamp = now_ms()
+            if self.state is not ServiceState.RUNNING:
+                return  # shut down (pulls start once the consumer runs)
+            if self.paused:
+                await asyncio.sleep(SUSPEND_DELAY_S)
+                continue
+            delay = self._flow_control_delay(queue, pq)
+            if delay:
+                await asyncio.sleep(delay)
+                continue
+            if orderly:
+                if not pq.locked:
                     await asyncio.sleep(exception_delay_s)
                     continue
-                began = time.monotonic()
-                sent = ahead.take(next_offset, subscription)
-                if sent is not None:
-                    began = ahead.began
-                if (pulls_ahead and ahead.may_pull_after(next_offset)
-                        and self._room_for_a_pull_ahead(pq, next_offset + batch, ahead)):
-                    ahead.sent(asyncio.ensure_future(self._pull(queue, subscription, next_offset + batch, ahead)),
-                               next_offset + batch, subscription, time.monotonic())
-                try:
-                    result = await (sent if sent is not None else self._pull(queue, subscription, next_offset, ahead))
-                except (RocketMQError, OSError) as error:
-                    ahead.discard()
-                    flow = isinstance(error, BrokerResponseError) and error.code == ResponseCode.FLOW_CONTROL
-                    if not queue.topic.startswith("%RETRY%"):
-                        self._pull_failures.failed(queue.broker_name, error, f"pulling {queue} again later")
-                    await asyncio.sleep(BROKER_FLOW_CONTROL_DELAY_S if flow else exception_delay_s)
-                    continue
-                self._pull_failures.succeeded(queue.broker_name)
-                if pq.dropped:
-                    return
-                status = result.status
-                if status is PullStatus.FOUND:
-                    messages = result.messages
-                    ahead.learn(next_offset, result, sum(map(len, map(_body, messages))) if pulls_ahead else 0)
-                    next_offset = result.next_begin_offset
-                    self.stats.pull(queue.topic, (time.monotonic() - began) * 1000.0, len(messages))
-                    if messages:
-                        dispatch = pq.put_messages(messages)
-                        self.consume_service.submit(messages, pq, queue, dispatch)
-                        if config.pull_interval > 0:
-                            await asyncio.sleep(config.pull_interval / 1000.0)
-                elif status is PullStatus.NO_NEW_MSG or status is PullStatus.NO_MATCHED_MSG:
-                    ahead.learn(next_offset, result, 0)
-                    next_offset = result.next_begin_offset
-                    if pq.msg_count == 0:
-                        assert self.offset_store is not None
-                        self.offset_store.update_offset(queue, next_offset, True)
-                else:
-                    _log.warning("%s: the pull offset %d of %s is illegal; it restarts at %d", self.group,
-                                 next_offset, queue, result.next_begin_offset)
-                    pq.dropped = True
-                    self._spawn(self._fix_illegal_offset(queue, result.next_begin_offset),
-                                f"fixing the offset of {queue}")
-                    return
-        finally:
-            ahead.discard()
+                if not previously_locked:
+                    try:
+                        next_offset = await self.rebalance.compute_pull_from_where(queue)
+                    except (RocketMQError, OSError) as error:
+                        _log.warning("%s cannot compute where to pull %s from: %s", self.group, queue, error)
+                        await asyncio.sleep(exception_delay_s)
+                        continue
+                    previously_locked = True
+            subscription = self.rebalance.subscription_inner.get(queue.topic)
+            if subscription is None:
+                await asyncio.sleep(exception_delay_s)
+                continue
+            assert self.offset_store is not None
+            commit_offset = self.offset_store.peek_offset(queue) if clustering else 0
+            sub_expression = None
+            if config.post_subscription_when_pull and not subscription.class_filter_mode:
+                sub_expression = subscription.sub_string
+            sys_flag = build_pull_sys_flag(commit_offset > 0, True, sub_expression is not None,
+                                           subscription.class_filter_mode)
+            began = time.monotonic()
+            try:
+                result = await self.pull_api.pull(
+                    queue, subscription, next_offset, config.pull_batch_size, sys_flag, max(commit_offset, 0),
+                    BROKER_SUSPEND_MAX_TIME_MILLIS, CONSUMER_TIMEOUT_MILLIS_WHEN_SUSPEND, sub_expression,
+                )
+            except (RocketMQError, OSError) as error:
+                flow = isinstance(error, BrokerResponseError) and error.code == ResponseCode.FLOW_CONTROL
+                if not queue.topic.startswith("%RETRY%"):
+                    self._pull_failures.failed(queue.broker_name, error, f"pulling {queue} again later")
+                await asyncio.sleep(BROKER_FLOW_CONTROL_DELAY_S if flow else exception_delay_s)
+                continue
+            self._pull_failures.succeeded(queue.broker_name)
+            if pq.dropped:
+                return
+            status = result.status
+            if status is PullStatus.FOUND:
+                next_offset = result.next_begin_offset
+                messages = result.messages
+                self.stats.pull(queue.topic, (time.monotonic() - began) * 1000.0, len(messages))
+                if messages:
+                    dispatch = pq.put_messages(messages)
+                    self.consume_service.submit(messages, pq, queue, dispatch)
+                    if config.pull_interval > 0:
+                        await asyncio.sleep(config.pull_interval / 1000.0)
+            elif status is PullStatus.NO_NEW_MSG or status is PullStatus.NO_MATCHED_MSG:
+                next_offset = result.next_begin_offset
+                if pq.msg_count == 0:
+                    assert self.offset_store is not None
+                    self.offset_store.update_offset(queue, next_offset, True)
+            else:
+                _log.warning("%s: the pull offset %d of %s is illegal; it restarts at %d", self.group, next_offset,
+                             queue, result.next_begin_offset)
+                pq.dropped = True
+                self._spawn(self._fix_illegal_offset(queue, result.next_begin_offset),
+                            f"fixing the offset of {queue}")
+                return
 
     async def _fix_illegal_offset(self, queue: MessageQueue, offset: int) -> None:
         await asyncio.sleep(OFFSET_ILLEGAL_FIX_DELAY_S)
