@@ -23,6 +23,7 @@ import sys
 from typing import Any, Callable, Protocol, cast
 
 from rocketmq_py import codec
+from rocketmq_py.remoting.allocator import keep_freed_blocks
 from rocketmq_py.remoting.loop import run_on_new_loop
 from rocketmq_py.remoting.protocol import _address_text
 from rocketmq_py.remoting.relay import Relay, RelayChannel, control, read_control
@@ -328,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s [front %(process)d] %(name)s: %(message)s")
+    keep_freed_blocks()
     run_on_new_loop(_serve(args.channel_fd))
     return 0
 
