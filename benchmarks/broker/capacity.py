@@ -2,12 +2,15 @@
 
     .venv/bin/python benchmarks/broker/capacity.py [--repeats 2] [--seconds 8] [--warmup 3]
                                                    [--connections 4] [--inflight 1024] [--size 1024]
-                                                   [--brokers java,python] [--baseline DIR]
+                                                   [--brokers java,python] [--baseline DIR] [--workers N]
+                                                   [--modes single,batch,pull] [--pins one_core,two_cores]
 
 ``--baseline DIR`` adds a third broker, "baseline": another build of ours (a checkout in ``DIR`` with its own
 ``DIR/.venv``, e.g. ``git archive main | tar -x -C DIR`` and ``bash ci/setup.sh`` there), run in the same way
 in the same run, so that a change is measured against the code before it on the same machine at the same
 time (``--brokers python --baseline DIR`` leaves Java out; ``python_vs_baseline`` ratios in the summary).
+``--modes`` and ``--pins`` measure a part of the table alone (``--modes batch --pins two_cores``: batches of 32 on
+two cores).
 
 For each repeat and each broker (a fresh store, ASYNC_FLUSH, a topic of 8 queues), with the broker
 pinned to core 0 (``taskset``) and then allowed both cores 0-1, with waitTimeMillsInSendQueue raised
@@ -118,10 +121,10 @@ def run_broker(kind: str, namesrv, build, work: Path, args) -> dict:
             warmup = argparse.Namespace(**dict(vars(args), warmup=args.broker_warmup, seconds=1.0, probe=False))
             for mode in ("single", "batch"):
                 run_sender(broker, topic, mode, "two_cores", warmup, 0)
-        for pin, cpus in PINS.items():
-            _pin(broker.proc.pid, cpus)
+        for pin in args.pins:
+            _pin(broker.proc.pid, PINS[pin])
             results[pin] = {}
-            for mode in MODES:
+            for mode in args.modes:
                 max_offset = _min_max_offset(broker.addr, topic) if mode == "pull" else 0
                 print(f"[capacity] {kind} {pin} {mode} ...", file=sys.stderr, flush=True)
                 results[pin][mode] = run_sender(broker, topic, mode, pin, args, max_offset)
@@ -138,10 +141,11 @@ def _median(runs: list[dict], pin: str, mode: str, key: str) -> float | None:
     return round(statistics.median(values), 2) if values else None
 
 
-def summary(runs: dict[str, list[dict]]) -> dict:
+def summary(runs: dict[str, list[dict]], pins: list[str], modes: list[str]) -> dict:
+    """The medians and ratios of each of ``pins`` x ``modes``, the runs measured."""
     table: dict = {}
-    for pin in PINS:
-        for mode in MODES:
+    for pin in pins:
+        for mode in modes:
             row = {}
             for kind, broker_runs in runs.items():
                 for key in ("broker_cpu_us_per_msg", "msgs_per_broker_cpu_s", "msgs_per_s", "sender_cpu_us_per_msg",
@@ -164,8 +168,10 @@ def summary(runs: dict[str, list[dict]]) -> dict:
                 row["python_vs_baseline_msgs_per_cpu_s"] = round(
                     row["python_msgs_per_broker_cpu_s"] / row["baseline_msgs_per_broker_cpu_s"], 3)
             table[f"{pin}/{mode}"] = row
+    if pins != list(PINS):
+        return table  # the two-core gain needs both
     for kind in runs:
-        for mode in MODES:
+        for mode in modes:
             one = table[f"one_core/{mode}"].get(f"{kind}_msgs_per_s")
             two = table[f"two_cores/{mode}"].get(f"{kind}_msgs_per_s")
             table[f"two_cores/{mode}"][f"{kind}_two_core_gain"] = round(two / one, 3) if one and two else None
@@ -189,7 +195,15 @@ def main() -> int:
                         help="do not time GET_MAX_OFFSET, HEART_BEAT and QUERY_CONSUMER_OFFSET during single sends")
     parser.add_argument("--broker-warmup", type=float, default=15.0,
                         help="seconds of unmeasured single and batch sends after each broker starts (the JIT)")
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help=f"the requests to measure, comma-separated, of {','.join(MODES)} (e.g. batch alone)")
+    parser.add_argument("--pins", default=",".join(PINS),
+                        help=f"the broker's cores to measure with, comma-separated, of {','.join(PINS)}")
     args = parser.parse_args()
+    args.modes = [mode for mode in MODES if mode in args.modes.split(",")]
+    args.pins = [pin for pin in PINS if pin in args.pins.split(",")]
+    if not args.modes or not args.pins:
+        raise SystemExit(f"--modes takes {','.join(MODES)} and --pins takes {','.join(PINS)}")
     if (os.cpu_count() or 1) < 2:
         raise SystemExit("the capacity benchmark needs two cores (the broker on one, the sender on the other)")
 
@@ -217,7 +231,7 @@ def main() -> int:
         "python_workers": args.workers,
         "inflight_per_connection": args.inflight, "message_size": args.size, "queues": QUEUES,
         "batch": 32, "seconds": args.seconds, "repeats": args.repeats, "python_codec": codec.IMPLEMENTATION,
-        "summary": summary(runs), "runs": runs,
+        "summary": summary(runs, args.pins, args.modes), "runs": runs,
     }
     print(json.dumps(output, indent=2))
     return 0
