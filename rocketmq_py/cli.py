@@ -105,6 +105,7 @@ def _run_broker(args: argparse.Namespace) -> int:
     from rocketmq_py.broker import BrokerController, load_broker_config
     from rocketmq_py.broker.config import settle_worker_processes
     from rocketmq_py.common.config_file import config_to_properties, format_properties
+    from rocketmq_py.remoting.allocator import keep_freed_blocks
 
     broker_config, store_config = load_broker_config(args.config, namesrv_addr=args.namesrv_addr,
                                                      server_worker_processes=args.workers)
@@ -112,6 +113,7 @@ def _run_broker(args: argparse.Namespace) -> int:
     if args.print_config:
         sys.stdout.write(format_properties(config_to_properties(broker_config, store_config)))
         return 0
+    keep_freed_blocks()
     controller = BrokerController(broker_config, store_config)
 
     async def start() -> None:

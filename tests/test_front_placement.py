@@ -54,7 +54,7 @@ async def test_one_place_of_many_sends_stores_answers_and_counts_as_one_place_pe
         with stored_broker(tmp_path / name, TOPICS) as broker:
             placement = SendPlacement(broker)
             messages: list[bytes] = []
-            front = FrontSends(messages.append, json.loads(placement.settings()))
+            front = FrontSends(lambda parts: messages.append(b"".join(parts)), json.loads(placement.settings()))
             for start in range(0, len(frames), per_place):
                 for frame in frames[start:start + per_place]:
                     assert take(front, PlaceClient(), frame)
@@ -111,7 +111,7 @@ async def test_a_place_built_before_a_change_of_the_settings_is_refused_and_stor
         placement = SendPlacement(broker)
         settings = placement.settings()
         messages: list[bytes] = []
-        front = FrontSends(messages.append, json.loads(settings))
+        front = FrontSends(lambda parts: messages.append(b"".join(parts)), json.loads(settings))
         for frame in _frames()[:3]:
             assert take(front, PlaceClient(), frame)
             front.flush()
@@ -134,7 +134,7 @@ async def test_a_place_that_waited_the_send_queue_limit_is_answered_busy_and_sto
         broker.config.wait_time_mills_in_send_queue = 0
         placement = SendPlacement(broker)
         messages: list[bytes] = []
-        front = FrontSends(messages.append, json.loads(placement.settings()))
+        front = FrontSends(lambda parts: messages.append(b"".join(parts)), json.loads(placement.settings()))
         client = PlaceClient()
         frames = _frames()[:4]
         for frame in frames:

@@ -488,3 +488,46 @@ async def test_a_large_frame_in_many_reads_is_gathered_then_handed_on_once(servi
         assert len(server.handed) == 1 and server.handed[0].startswith(frame)
     client.data_received(following[10:])
     assert relayed == [frame, following]
+
+
+class _IdentityFrameServer(_RecordingFrameServer):
+    """Records the objects and positions it is handed, not copies of them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[bytes, int]] = []
+
+    def take_frames(self, client: object, data: bytes, position: int) -> int:
+        self.calls.append((data, position))
+        return super().take_frames(client, data, position)
+
+
+@pytest.mark.parametrize("serving", [False, True], ids=["relay-only", "frame-server"])
+async def test_the_read_that_completes_a_frame_is_taken_where_it_lies(serving: bool) -> None:
+    """A read that completes the frame the previous read began: that frame alone is joined and handed on, and
+    the whole frames after it are handed on in the read itself (from where they start), with nothing joined to
+    them; whatever the reads' cut, the frames go on whole and in order."""
+    frames = [codec.encode_command(create_request(ECHO, body=bytes([n]) * size))
+              for n, size in enumerate([5000, 10, 70000, 0, 3000, 20])]
+    stream = b"".join(frames)
+    for cut in (2, 7, 4000, 5050, 76000):
+        front = _FrontChannel()
+        front.connection_made(FakeTransport())  # type: ignore[arg-type]
+        client = front.new_client()
+        client.transport = FakeClientTransport()  # type: ignore[assignment]
+        front.opened(client, {})
+        relayed: list[bytes] = []
+
+        def send(kind: Relay, conn: int, payload: bytes | bytearray | memoryview = b"") -> None:
+            if kind is Relay.DATA:
+                relayed.append(bytes(payload))
+
+        front.send = send  # type: ignore[method-assign]
+        server = _IdentityFrameServer()
+        front.frame_server = server if serving else None  # type: ignore[assignment]
+        first, second = stream[:cut], stream[cut:]
+        client.data_received(first)
+        client.data_received(second)
+        assert b"".join(relayed) == stream, cut
+        if serving:
+            assert any(data is second and position > 0 for data, position in server.calls), cut

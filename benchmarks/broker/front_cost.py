@@ -42,6 +42,7 @@ from rocketmq_py.broker.front_sends import _PLACE_HEAD, _PLACED_HEAD  # noqa: E4
 from rocketmq_py.broker.place_messages import placed_payload, read_sends  # noqa: E402
 from rocketmq_py.common.topic_config import TopicConfig  # noqa: E402
 from rocketmq_py.remoting import front  # noqa: E402
+from rocketmq_py.remoting.allocator import keep_freed_blocks  # noqa: E402
 from rocketmq_py.remoting.relay import Relay, control  # noqa: E402
 
 TOPIC = "FrontCost"
@@ -176,6 +177,7 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
     from rocketmq_py.broker import send_fast
+    keep_freed_blocks()  # as the front process does (rocketmq_py/remoting/front.py)
     from rocketmq_py.remoting.loop import new_event_loop
     loop = new_event_loop()
     if args.cprofile:

@@ -52,7 +52,7 @@ class _Client:
 async def _place_messages(placement: SendPlacement, frames: list[bytes], sends: int) -> list[bytes]:
     """One PLACE message of ``sends`` sends per queue's start, as a front would send them."""
     messages: list[bytes] = []
-    front = FrontSends(messages.append, json.loads(placement.settings()))
+    front = FrontSends(lambda parts: messages.append(b"".join(parts)), json.loads(placement.settings()))
     client = _Client()
     for first in range(QUEUES):
         for index in range(first, first + sends):

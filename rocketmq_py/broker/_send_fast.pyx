@@ -64,6 +64,7 @@ cdef object _read_v2 = SendMessageRequestHeaderV2.from_command
 cdef object _read_v1 = SendMessageRequestHeader.from_command
 cdef object _is_not_allowed_send_topic = topics.is_not_allowed_send_topic
 cdef const char* HEX_DIGITS = b"0123456789ABCDEF"
+cdef Py_ssize_t VIEWED_BODY = 4096
 
 
 cdef str _offset_hex(int64_t offset):
@@ -252,8 +253,16 @@ cdef class SendFastPath:
             code = load_u16(raw + start + 8)
             if code != SEND_MESSAGE_V2 and code != SEND_MESSAGE and code != SEND_BATCH_MESSAGE:
                 return None  # the binary header's code comes first: no need to decode a pull's frame
+        cdef Py_ssize_t frame_length = end - start - 4
+        cdef Py_ssize_t header_length = -1
+        if frame_length >= 4:
+            header_length = load_u32(raw + start + 4) & 0xFFFFFF
         try:
-            request = _decode_frame(raw + start + 4, end - start - 4)
+            if 0 <= header_length and frame_length - 4 - header_length >= VIEWED_BODY:
+                request = _decode_frame(raw + start + 4, 4 + header_length)
+                request.body = memoryview(data)[start + 8 + header_length:end]
+            else:
+                request = _decode_frame(raw + start + 4, frame_length)
         except CodecError:
             return None
         if (<int>request.flag) & FLAG_RESPONSE:

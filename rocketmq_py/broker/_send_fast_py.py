@@ -60,6 +60,10 @@ _SEND_BATCH_MESSAGE = RequestCode.SEND_BATCH_MESSAGE
 _SEND_CODES = frozenset((_SEND_MESSAGE, _SEND_MESSAGE_V2, _SEND_BATCH_MESSAGE))
 #: Plain topic names remembered; past this many the set starts again (names are checked again, nothing else).
 _PLAIN_TOPICS_MAX = 10_000
+#: A front's send whose body is this long or longer (a batch) keeps it as a view of the client's bytes, which
+#: the send holds until it is answered anyway: the records are built from there, without a copy of the body.
+#: A shorter one is copied, which costs no more than the view and lets the record's encoding read ``bytes``.
+_VIEWED_BODY = 4096
 
 
 class SendFastPath:
@@ -220,8 +224,14 @@ class SendFastPath:
         if (end - start >= 10 and data[start + 4] == codec.SERIALIZE_ROCKETMQ
                 and int.from_bytes(data[start + 8:start + 10], "big") not in _SEND_CODES):
             return None  # the binary header's code comes first: no need to decode a pull's frame
+        frame = memoryview(data)[start + 4:end]
+        header_length = int.from_bytes(frame[:4], "big") & 0xFFFFFF if len(frame) >= 4 else -1
         try:
-            request = codec.decode_frame(memoryview(data)[start + 4:end])
+            if 0 <= header_length and len(frame) - 4 - header_length >= _VIEWED_BODY:
+                request = codec.decode_frame(frame[:4 + header_length])
+                request.body = frame[4 + header_length:]  # type: ignore[assignment]  # read as a buffer
+            else:
+                request = codec.decode_frame(frame)
         except CodecError:
             return None
         if request.flag & codec.FLAG_RESPONSE:

@@ -84,6 +84,9 @@ _TOPIC: Final = 8
 #: builds the rest, and a put holds a few hundred records' objects at once, not thousands (which set off the
 #: cyclic GC's collections, and the older ones walk them all).
 PLACE_BYTES = 256 * 1024
+#: A send's records of this size or more are written to the channel alone (a writev buffer); smaller ones are
+#: joined with their neighbours first, whose copy costs less than a buffer of the write each.
+_RECORDS_WRITTEN_ALONE = 8 * 1024
 
 
 # --- the settings ------------------------------------------------------------------------------------------------
@@ -242,7 +245,7 @@ class FrontClient(Protocol):
 class FrontSends:
     """A front's side: builds the plain sends its clients make, has the broker process place them, answers."""
 
-    def __init__(self, place: Callable[[bytes], None], settings: dict[str, Any]) -> None:
+    def __init__(self, place: Callable[[list[bytes | bytearray]], None], settings: dict[str, Any]) -> None:
         from rocketmq_py.broker import send_fast
         self._place = place
         self._path_class = send_fast.SendFastPath
@@ -292,15 +295,29 @@ class FrontSends:
 
     def _send_buffer(self, sends: list[TakenSend], taken_ns: int) -> None:
         self._next_number = number = self._next_number % 0xFFFFFFFF + 1
-        parts: list[bytes | bytearray] = [_PLACE_HEAD.pack(number, self.settings.version, len(sends), taken_ns)]
+        heads: list[bytes] = [_PLACE_HEAD.pack(number, self.settings.version, len(sends), taken_ns)]
         pack_send = SEND_HEAD.pack
         for send in sends:
             topic = send[_TOPIC]
-            parts.append(pack_send(send[_RECORD_COUNT], len(send[_RECORDS]), len(topic)))
-            parts.append(topic)
-        parts.extend([send[_RECORDS] for send in sends])
+            heads.append(pack_send(send[_RECORD_COUNT], len(send[_RECORDS]), len(topic)))
+            heads.append(topic)
+        # The records go to the channel's write as they are, each run of small ones joined: a batch's records
+        # (tens of KiB) are copied once, by the kernel, where joining them all copied them once more.
+        parts: list[bytes | bytearray] = [b"".join(heads)]
+        small: list[bytes | bytearray] = []
+        for send in sends:
+            records = send[_RECORDS]
+            if len(records) < _RECORDS_WRITTEN_ALONE:
+                small.append(records)
+                continue
+            if small:
+                parts.append(b"".join(small))
+                small = []
+            parts.append(records)
+        if small:
+            parts.append(b"".join(small))
         self._waiting[number] = sends
-        self._place(b"".join(parts))
+        self._place(parts)
 
     def placed(self, payload: bytes | memoryview) -> None:
         """The broker process's answer to one buffer: answer its sends, or relay them when it was refused."""

