@@ -16,6 +16,7 @@ and a pull only reads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -419,7 +420,9 @@ class FrontPool:
                 raise OSError(f"front process {index} cannot listen on {self._host}:{self.port}: {ready['error']}")
         except BaseException:
             channel.close()
-            if process.returncode is None:
+            # A front that failed has often exited already, before its exit was reaped (returncode still None):
+            # killing it then raises ProcessLookupError, which would hide the error being raised.
+            with contextlib.suppress(ProcessLookupError):
                 process.kill()
             await process.wait()
             raise
@@ -495,7 +498,8 @@ class FrontPool:
             except asyncio.TimeoutError:
                 _log.warning("front process pid %d did not exit within %.0f s; killing it",
                              process.pid, _EXIT_TIMEOUT_S)
-                process.kill()
+                with contextlib.suppress(ProcessLookupError):  # it exited after all
+                    process.kill()
                 await process.wait()
         for watcher in tuple(self._watchers):
             watcher.cancel()

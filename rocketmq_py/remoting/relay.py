@@ -28,7 +28,7 @@ import json
 import logging
 import struct
 from enum import IntEnum
-from typing import Any, cast
+from typing import Any, Sequence, cast
 
 from rocketmq_py.remoting.writes import write_buffers
 
@@ -147,7 +147,7 @@ class RelayChannel(asyncio.BufferedProtocol):
             self._out.append(payload)
         self._buffered(len(payload))
 
-    def send_parts(self, kind: Relay, conn: int, parts: list[bytes | bytearray | memoryview]) -> None:
+    def send_parts(self, kind: Relay, conn: int, parts: Sequence[bytes | bytearray | memoryview]) -> None:
         """One message whose payload is ``parts`` joined, without joining them here."""
         size = sum(map(len, parts))
         self._out.append(_HEAD.pack(kind, conn, size))
