@@ -34,7 +34,7 @@ from rocketmq_py.remoting import (
     create_request,
     create_response,
 )
-from rocketmq_py.remoting.front import _FrontChannel, _whole_frames_end
+from rocketmq_py.remoting.front import _ClientRelay, _FrontChannel, _whole_frames_end
 from rocketmq_py.remoting.front_pool import FrontTransport, _ServerChannel
 from rocketmq_py.remoting.relay import Relay, RelayChannel
 from rocketmq_py.remoting.tls import TlsConfig, TlsMode
@@ -459,11 +459,9 @@ class _RecordingFrameServer:
         pass
 
 
-@pytest.mark.parametrize("serving", [False, True], ids=["relay-only", "frame-server"])
-async def test_a_large_frame_in_many_reads_is_gathered_then_handed_on_once(serving: bool) -> None:
-    """A frame that comes in many reads is handed to the frame server (or relayed) once, when it is whole, with
-    the start of the next frame kept: each read is copied once, not joined again to all the reads before it
-    (which copied a large frame once per read, quadratic in its size)."""
+def _client_of_a_recording_front(server: _RecordingFrameServer | None) -> tuple[_ClientRelay, list[bytes]]:
+    """A client of a front whose frame server is ``server`` (None: it relays every frame), and the list of what
+    the front relays to the server process (its DATA messages' payloads)."""
     front = _FrontChannel()
     front.connection_made(FakeTransport())  # type: ignore[arg-type]
     client = front.new_client()
@@ -476,8 +474,17 @@ async def test_a_large_frame_in_many_reads_is_gathered_then_handed_on_once(servi
             relayed.append(bytes(payload))
 
     front.send = send  # type: ignore[method-assign]
+    front.frame_server = server
+    return client, relayed
+
+
+@pytest.mark.parametrize("serving", [False, True], ids=["relay-only", "frame-server"])
+async def test_a_large_frame_in_many_reads_is_gathered_then_handed_on_once(serving: bool) -> None:
+    """A frame that comes in many reads is handed to the frame server (or relayed) once, when it is whole, with
+    the start of the next frame kept: each read is copied once, not joined again to all the reads before it
+    (which copied a large frame once per read, quadratic in its size)."""
     server = _RecordingFrameServer()
-    front.frame_server = server if serving else None  # type: ignore[assignment]
+    client, relayed = _client_of_a_recording_front(server if serving else None)
     frame = codec.encode_command(create_request(ECHO, body=b"x" * 1_000_000))
     following = codec.encode_command(create_request(ECHO, body=b"next"))
     stream = frame + following[:10]
@@ -511,20 +518,8 @@ async def test_the_read_that_completes_a_frame_is_taken_where_it_lies(serving: b
               for n, size in enumerate([5000, 10, 70000, 0, 3000, 20])]
     stream = b"".join(frames)
     for cut in (2, 7, 4000, 5050, 76000):
-        front = _FrontChannel()
-        front.connection_made(FakeTransport())  # type: ignore[arg-type]
-        client = front.new_client()
-        client.transport = FakeClientTransport()  # type: ignore[assignment]
-        front.opened(client, {})
-        relayed: list[bytes] = []
-
-        def send(kind: Relay, conn: int, payload: bytes | bytearray | memoryview = b"") -> None:
-            if kind is Relay.DATA:
-                relayed.append(bytes(payload))
-
-        front.send = send  # type: ignore[method-assign]
         server = _IdentityFrameServer()
-        front.frame_server = server if serving else None  # type: ignore[assignment]
+        client, relayed = _client_of_a_recording_front(server if serving else None)
         first, second = stream[:cut], stream[cut:]
         client.data_received(first)
         client.data_received(second)
